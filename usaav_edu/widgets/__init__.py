@@ -1,0 +1,22 @@
+"""Views of token dynamics on the sphere.
+
+* ``SphereView``: pythreejs scene of one frame (translucent sphere, reference circles, tokens
+  coloured by their auxiliary variable, legend, optional trails and overlays, orbit controls).
+* ``TrajectoryPlayer``: plays a ``Trajectory`` client-side (keyframe animation), so it also
+  moves in the static book.
+* ``ExperimentDashboard``: sliders and menus that re-simulate a standard experiment and redraw.
+* ``plot_sphere``, ``plot_energy``: matplotlib fallbacks for print.
+
+Views draw trajectories; they never integrate anything themselves.
+"""
+from .colors import PROMPT_PALETTE, legend_entries, project_3d, token_colors
+from .mpl import plot_energy, plot_sphere
+from .player import TrajectoryPlayer, frames_for_budget
+from .scene import SphereView, subsample
+from .state import embedded_state_bytes
+
+__all__ = [
+    "SphereView", "TrajectoryPlayer", "plot_sphere", "plot_energy", "token_colors",
+    "legend_entries", "project_3d", "subsample", "frames_for_budget", "embedded_state_bytes",
+    "PROMPT_PALETTE",
+]

@@ -1,0 +1,104 @@
+"""Matplotlib fallback views for print and PDF: ``plot_sphere`` and ``plot_energy``.
+
+They use the same colours and the same 3-D projection as the pythreejs views.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .colors import legend_entries, project_3d, token_colors
+
+
+def _new_axes(ax, projection=None):
+    import matplotlib.pyplot as plt
+
+    if ax is not None:
+        return ax
+    fig = plt.figure(figsize=(4.6, 4.2))
+    return fig.add_subplot(projection=projection)
+
+
+def plot_sphere(trajectory=None, *, x=None, xi=None, labels: str | None = None, frame: int = -1,
+                trails: bool = False, trail_frames: int = 40, coords=(0, 1, 2), ax=None,
+                elev: float = 20.0, azim: float = 35.0, title: str | None = None,
+                legend: bool = True, curves=(), targets=None):
+    """Draw one frame of a trajectory (or raw points ``x``) on a wireframe unit sphere.
+
+    ``curves`` is a sequence of (m, d) point arrays drawn as black lines (e.g. a latitude
+    circle), ``targets`` an (m, d) array of points drawn as black crosses.  Returns the axes.
+    """
+    if trajectory is not None:
+        xs = np.asarray(trajectory.x)
+        if xs.ndim != 3:
+            raise ValueError(f"trajectory.x must have shape (F, n, d), got {xs.shape}")
+        pts, xi = xs[frame], np.asarray(trajectory.xi)
+        labels = getattr(trajectory.model, "labels", "none")
+    elif x is not None:
+        pts = np.asarray(x, dtype=float)
+        if pts.ndim != 2:
+            raise ValueError(f"x must have shape (n, d), got {pts.shape}")
+        xi = np.zeros(pts.shape[0]) if xi is None else np.asarray(xi)
+        labels = labels or "none"
+    else:
+        raise TypeError("plot_sphere needs a trajectory or points x")
+    ax = _new_axes(ax, "3d")
+    u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 37), np.linspace(0, np.pi, 19))
+    ax.plot_wireframe(np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v),
+                      color="#b0c4de", linewidth=0.4, alpha=0.6)
+    colors = token_colors(xi, labels)
+    if trails and trajectory is not None:
+        from .scene import subsample
+
+        idx = subsample(xs.shape[0], trail_frames)
+        path = project_3d(xs[idx], coords)
+        for i, c in enumerate(colors):
+            ax.plot(path[:, i, 0], path[:, i, 1], path[:, i, 2], color=c, linewidth=0.6, alpha=0.5)
+    for curve in curves:
+        q = project_3d(curve, coords)
+        ax.plot(q[:, 0], q[:, 1], q[:, 2], color="black", linewidth=1.2)
+    if targets is not None:
+        q = project_3d(targets, coords)
+        ax.scatter(q[:, 0], q[:, 1], q[:, 2], color="black", marker="x", s=40, depthshade=False)
+    p = project_3d(pts, coords)
+    ax.scatter(p[:, 0], p[:, 1], p[:, 2], c=colors, s=14, depthshade=False)
+    ax.set_box_aspect((1, 1, 1))
+    ax.set_xlim(-1, 1), ax.set_ylim(-1, 1), ax.set_zlim(-1, 1)
+    ax.view_init(elev=elev, azim=azim)
+    ax.set_xlabel(f"x{coords[0] + 1}"), ax.set_ylabel(f"x{coords[1] + 1}")
+    ax.set_zlabel(f"x{coords[2] + 1}")
+    if title is None and trajectory is not None:
+        model = trajectory.model
+        title = (f"{getattr(model, 'name', '?')}, beta = {getattr(model, 'beta', float('nan')):g}, "
+                 f"n = {pts.shape[0]}, t = {np.asarray(trajectory.t)[frame]:.3g}")
+    if title:
+        ax.set_title(title, fontsize=10)
+    if legend and labels != "none":
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], marker="o", linestyle="", color=e.color, label=e.text)
+                   for e in legend_entries(xi, labels)]
+        ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=False)
+    return ax
+
+
+def plot_energy(*trajectories, labels=None, ax=None, bound: float | None = None):
+    """Energy against time for one or more trajectories; ``bound`` draws a dashed line.
+
+    Returns the axes.
+    """
+    if not trajectories:
+        raise TypeError("plot_energy needs at least one trajectory")
+    if labels is not None and len(labels) != len(trajectories):
+        raise ValueError("labels must give one name per trajectory")
+    ax = _new_axes(ax)
+    for k, traj in enumerate(trajectories):
+        name = labels[k] if labels is not None else getattr(traj.model, "name", f"run {k}")
+        ax.plot(np.asarray(traj.t), np.asarray(traj.energy), label=str(name))
+    if bound is not None:
+        ax.axhline(bound, color="black", linestyle="--", linewidth=0.8, label="max energy")
+    ax.set_xlabel("t")
+    ax.set_ylabel("energy")
+    ax.grid(alpha=0.3)
+    if len(trajectories) > 1 or bound is not None:
+        ax.legend(fontsize=8)
+    return ax

@@ -1,0 +1,165 @@
+"""``TrajectoryPlayer``: a ``SphereView`` that plays a ``Trajectory`` in the browser.
+
+The motion runs client-side, so it also plays in the static book with no kernel: each token
+Mesh ``p{i}`` gets a ``VectorKeyframeTrack`` on ``p{i}.position``, all tracks form one
+``AnimationClip`` and an ``AnimationAction`` (its play / pause / stop / repeat buttons) runs it.
+Keyframe times are the model times ``traj.t``; the action's ``timeScale`` makes the whole run
+last ``duration`` seconds of wall time.
+
+Time readout: a bar under the sphere, fixed to the camera, with a bead that moves from t = 0 to
+t = t_max as the clip plays (this works without a kernel), and a number field linked in the
+browser to the action's time (it shows the time at which the reader paused or stopped).
+
+Frames are subsampled so that one player's embedded widget state stays under ``max_bytes``
+(about 1 MB by default): the keyframe data cost about ``22 (n + 1)`` bytes per frame once
+base64-encoded in the page, each token about 2.1 kB more (its Mesh and track), the rest of the
+scene about 110 kB.
+"""
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import pythreejs as three
+
+from .colors import project_3d
+from .scene import SphereView, polyline, subsample
+
+#: bytes of embedded state per token and frame (3 float32 values + 1 float32 time, base64)
+BYTES_PER_TOKEN_FRAME = 22
+#: bytes of embedded state per token that do not depend on the number of frames (Mesh + track)
+BYTES_PER_TOKEN = 2100
+#: bytes of the rest of the scene (materials, circles, controls, layout)
+BYTES_FIXED = 110_000
+
+# heads-up time bar, in camera coordinates (camera looks down -z)
+_BAR_Z = -1.2
+_BAR_Y = -0.37
+_BAR_HALF = 0.32
+
+
+def frames_for_budget(n_tokens: int, n_frames: int, max_bytes: int = 900_000,
+                      max_frames: int | None = None) -> int:
+    """How many frames a player of ``n_tokens`` tokens can embed within ``max_bytes``."""
+    room = max_bytes - BYTES_FIXED - BYTES_PER_TOKEN * n_tokens
+    k = int(room // (BYTES_PER_TOKEN_FRAME * (n_tokens + 1)))
+    if k < 2:
+        raise ValueError(f"max_bytes={max_bytes} is too small for {n_tokens} tokens")
+    if max_frames is not None:
+        k = min(k, int(max_frames))
+    return max(2, min(k, n_frames))
+
+
+class TrajectoryPlayer(SphereView):
+    """Play a ``Trajectory`` on the sphere (client-side keyframe animation).
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+        What to play.  The view starts at its first frame; press play.
+    duration : float
+        Seconds of wall time for the whole run.
+    max_bytes : int
+        Budget for the embedded state of this widget; frames are subsampled to fit.
+    max_frames : int, optional
+        Upper bound on the number of frames (keyframes) kept.
+    loop : {"LoopRepeat", "LoopOnce", "LoopPingPong"}
+        What happens at the end of the run.
+    Other keyword arguments go to ``SphereView``.
+    """
+
+    def __init__(self, trajectory, *, duration: float = 8.0, max_bytes: int = 900_000,
+                 max_frames: int | None = None, loop: str = "LoopRepeat", **kwargs):
+        if duration <= 0:
+            raise ValueError(f"duration must be > 0 seconds, got {duration}")
+        self.duration = float(duration)
+        self.max_bytes = int(max_bytes)
+        self.max_frames = max_frames
+        self.loop = loop
+        self.action = None
+        self.frame_indices = np.array([], dtype=int)
+        self.tracks: list[three.VectorKeyframeTrack] = []
+        self.time_readout = widgets.FloatText(
+            description="t (paused)", disabled=True, layout=widgets.Layout(width="180px"),
+            style={"description_width": "70px"})
+        self.time_info = widgets.HTML()
+        self._link = None
+        super().__init__(trajectory, frame=0, **kwargs)
+        self._build_clock()
+        self._build_animation()
+
+    # ------------------------------------------------------------- time bar
+    def _build_clock(self):
+        bar = polyline(np.array([[-_BAR_HALF, _BAR_Y, _BAR_Z], [_BAR_HALF, _BAR_Y, _BAR_Z]]),
+                       color="#555555")
+        ticks = [polyline(np.array([[u, _BAR_Y - 0.012, _BAR_Z], [u, _BAR_Y + 0.012, _BAR_Z]]),
+                          color="#555555") for u in np.linspace(-_BAR_HALF, _BAR_HALF, 5)]
+        self.clock = three.Mesh(three.SphereGeometry(radius=0.014, widthSegments=12,
+                                                     heightSegments=8),
+                                three.MeshBasicMaterial(color="#d62728"), name="clock",
+                                position=(-_BAR_HALF, _BAR_Y, _BAR_Z))
+        self.hud = three.Group(children=[bar, *ticks, self.clock], name="hud")
+        self.camera.children = list(self.camera.children) + [self.hud]
+
+    # ------------------------------------------------------------ animation
+    def show(self, trajectory, frame: int = 0):
+        super().show(trajectory, frame=frame)
+        if getattr(self, "clock", None) is not None:
+            self._build_animation()
+
+    def _build_animation(self):
+        traj = self.trajectory
+        x = np.asarray(traj.x)
+        t = np.asarray(traj.t, dtype=float)
+        x = x[:, self.token_index]
+        n_frames, n = x.shape[:2]
+        k = frames_for_budget(n, n_frames, self.max_bytes, self.max_frames)
+        idx = subsample(n_frames, k)
+        times = (t[idx] - t[0]).astype(np.float32)
+        span = float(times[-1]) if times[-1] > 0 else 1.0
+        p = project_3d(x[idx], self.coords).astype(np.float32)        # (k, n, 3)
+        tracks = [three.VectorKeyframeTrack(name=f"p{i}.position", times=times,
+                                            values=np.ascontiguousarray(p[:, i, :]).ravel())
+                  for i in range(n)]
+        u = -_BAR_HALF + 2 * _BAR_HALF * times / span
+        clock = np.stack([u, np.full_like(u, _BAR_Y), np.full_like(u, _BAR_Z)], axis=1)
+        tracks.append(three.VectorKeyframeTrack(name="clock.position", times=times,
+                                                values=clock.astype(np.float32).ravel()))
+        clip = three.AnimationClip(tracks=tracks, duration=span)
+        mixer = three.AnimationMixer(self.scene)
+        action = three.AnimationAction(mixer, clip, self.scene, loop=self.loop,
+                                       timeScale=span / self.duration,
+                                       clampWhenFinished=True)
+        old = (self.action, self.tracks, self._link)
+        self.action, self.tracks, self.frame_indices = action, tracks, idx
+        if self._link is not None:
+            self._link.unlink()
+        self._link = widgets.jsdlink((action, "time"), (self.time_readout, "value"))
+        self.time_readout.value = 0.0
+        self.time_info.value = (
+            f"<span style='font-size:12px'>press &#9654; to play t = {t[0]:g} to {t[-1]:g} "
+            f"({len(idx)} of {n_frames} frames, {self.duration:g} s); the red bead on the bar "
+            f"marks the time</span>")
+        self.children = [self.children[0],
+                         widgets.HBox([action, self.time_readout, self.time_info],
+                                      layout=widgets.Layout(align_items="center")),
+                         self.caption]
+        old_action, old_tracks, _ = old
+        if old_action is not None:
+            old_clip, old_mixer = old_action.clip, old_action.mixer
+            old_action.close()
+            old_clip.close()
+            old_mixer.close()
+            for track in old_tracks:
+                track.close()
+
+    @property
+    def keyframes(self) -> np.ndarray:
+        """(k, n, 3) token positions held by the tracks, frame by frame."""
+        vals = [np.asarray(tr.values).reshape(-1, 3) for tr in self.tracks
+                if tr.name.startswith("p")]
+        return np.stack(vals, axis=1)
+
+    @property
+    def keyframe_times(self) -> np.ndarray:
+        """Times of the keyframes (model time, starting at 0)."""
+        return np.asarray(self.tracks[0].times, dtype=float)

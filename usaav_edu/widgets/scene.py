@@ -1,0 +1,294 @@
+"""``SphereView``: tokens on the unit sphere as a pythreejs scene.
+
+The scene graph (names matter: the player's keyframe tracks address ``p{i}.position``)::
+
+    Scene
+    ├── camera (PerspectiveCamera) ── light, and the player's time bar (a heads-up display)
+    ├── ambient light
+    ├── sphere      translucent unit sphere
+    ├── circles     equator and two meridians
+    ├── tokens      Group of small sphere Meshes named p0, p1, ... (one per token)
+    ├── trails      LineSegments, each token's path (optional)
+    └── overlays    Group of curves and target points (latitude circles, orbits, targets)
+
+Views never compute dynamics: they draw a frame of a ``Trajectory`` (or raw points).
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+import numpy as np
+import pythreejs as three
+
+from .colors import legend_entries, project_3d, token_colors
+
+SPHERE_COLOR = "#9ec5e8"
+CIRCLE_COLOR = "#8a8a8a"
+OVERLAY_COLOR = "#111111"
+
+
+def _unit_circle(normal_axis: int, height: float = 0.0, m: int = 128) -> np.ndarray:
+    """(m+1, 3) closed circle on the sphere, perpendicular to ``normal_axis`` at ``height``."""
+    s = np.linspace(0.0, 2.0 * np.pi, m + 1)
+    r = np.sqrt(max(0.0, 1.0 - height ** 2))
+    a, b = [k for k in range(3) if k != normal_axis]
+    pts = np.zeros((m + 1, 3))
+    pts[:, a] = r * np.cos(s)
+    pts[:, b] = r * np.sin(s)
+    pts[:, normal_axis] = height
+    return pts
+
+
+def polyline(points, color: str = OVERLAY_COLOR, closed: bool = False) -> three.Line:
+    """A pythreejs Line through ``points`` of shape (m, 3)."""
+    pts = np.asarray(points, dtype=np.float32)
+    if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] < 2:
+        raise ValueError(f"points must have shape (m, 3) with m >= 2, got {pts.shape}")
+    if not np.all(np.isfinite(pts)):
+        raise ValueError("points must be finite")
+    if closed:
+        pts = np.concatenate([pts, pts[:1]], axis=0)
+    geometry = three.BufferGeometry(
+        attributes={"position": three.BufferAttribute(array=pts, normalized=False)})
+    return three.Line(geometry=geometry, material=three.LineBasicMaterial(color=color))
+
+
+def _legend_html(xi, labels: str, title: str | None) -> str:
+    rows = []
+    if title:
+        rows.append(f"<div style='font-weight:600;margin-bottom:4px'>{html.escape(title)}</div>")
+    for entry in legend_entries(xi, labels):
+        rows.append(
+            "<div style='display:flex;align-items:center;gap:6px;line-height:1.4'>"
+            f"<span style='display:inline-block;width:12px;height:12px;border-radius:6px;"
+            f"background:{entry.color}'></span>{html.escape(entry.text)}</div>")
+    return "<div style='font-size:12px'>" + "".join(rows) + "</div>"
+
+
+class SphereView(widgets.VBox):
+    """Tokens on the unit sphere, coloured by their auxiliary variable, with orbit controls.
+
+    Parameters
+    ----------
+    trajectory : Trajectory, optional
+        Draw frame ``frame`` of it (default the last).  Its ``model.labels`` ("none",
+        "position" or "prompt") picks the colouring; ``xi`` gives the labels.
+    x : array (n, d), optional
+        Raw points to draw instead of a trajectory (with ``xi`` and ``labels``).
+    trails : bool
+        Draw each token's path over the trajectory (subsampled to ``trail_frames`` frames).
+    coords : three ints
+        For d > 3, the coordinates kept by the orthogonal projection (see ``project_3d``).
+    width, height : int
+        Canvas size in pixels.
+    title : str, optional
+        Shown above the legend.
+    max_tokens : int
+        At most this many tokens are drawn (evenly spaced in index, first and last included);
+        the caption says so when tokens are left out.  Each drawn token costs about 1.2 kB of
+        page state.
+    """
+
+    def __init__(self, trajectory=None, *, x=None, xi=None, labels: str | None = None,
+                 frame: int = -1, trails: bool = False, trail_frames: int = 40,
+                 coords=(0, 1, 2), width: int = 460, height: int = 400,
+                 token_radius: float | None = None, title: str | None = None,
+                 max_tokens: int = 256, **kwargs):
+        super().__init__(**kwargs)
+        if int(max_tokens) < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        self.max_tokens = int(max_tokens)
+        self.token_index = np.array([], dtype=int)
+        self.coords = tuple(coords)
+        self.trail_frames = int(trail_frames)
+        self.show_trails = bool(trails)
+        self.title = title
+        self._token_radius = token_radius
+        self._materials: dict[str, three.MeshLambertMaterial] = {}
+        self._token_geometry = None
+        self._colors: list[str] = []
+        self.trajectory = None
+
+        self.camera = three.PerspectiveCamera(position=[2.6, 1.5, 2.2], up=[0, 0, 1], fov=40,
+                                              aspect=width / height, near=0.05, far=50)
+        self.camera.children = [three.DirectionalLight(color="white", intensity=0.55,
+                                                       position=[1, 2, 3])]
+        self.sphere = three.Mesh(
+            three.SphereGeometry(radius=1.0, widthSegments=48, heightSegments=32),
+            three.MeshPhongMaterial(color=SPHERE_COLOR, transparent=True, opacity=0.22,
+                                    depthWrite=False, shininess=20),
+            name="sphere")
+        circles = [polyline(_unit_circle(2), CIRCLE_COLOR), polyline(_unit_circle(0), CIRCLE_COLOR),
+                   polyline(_unit_circle(1), CIRCLE_COLOR)]
+        self.circles = three.Group(children=circles, name="circles")
+        self.tokens = three.Group(name="tokens")
+        self.trails = three.Group(name="trails")
+        self.overlays = three.Group(name="overlays")
+        self.scene = three.Scene(
+            children=[self.camera, three.AmbientLight(color="white", intensity=0.6), self.sphere,
+                      self.circles, self.tokens, self.trails, self.overlays],
+            background="white")
+        self.controls = three.OrbitControls(controlling=self.camera)
+        self.renderer = three.Renderer(camera=self.camera, scene=self.scene,
+                                       controls=[self.controls], width=width, height=height,
+                                       antialias=True)
+        self.legend = widgets.HTML(layout=widgets.Layout(min_width="150px", margin="0 0 0 8px"))
+        self.caption = widgets.HTML()
+        self.children = [widgets.HBox([self.renderer, self.legend]), self.caption]
+
+        if trajectory is not None:
+            self.show(trajectory, frame=frame)
+        elif x is not None:
+            x = np.asarray(x, dtype=float)
+            if x.ndim != 2:
+                raise ValueError(f"x must have shape (n, d), got {x.shape}")
+            n = x.shape[0]
+            xi = np.zeros(n) if xi is None else np.asarray(xi)
+            self.set_points(x, xi, labels or "none")
+
+    # ------------------------------------------------------------------ tokens
+    def _radius(self, n: int) -> float:
+        if self._token_radius is not None:
+            return float(self._token_radius)
+        return float(np.clip(0.4 / np.sqrt(max(n, 1)), 0.02, 0.06))
+
+    def _material(self, color: str) -> three.MeshLambertMaterial:
+        mat = self._materials.get(color)
+        if mat is None:
+            mat = three.MeshLambertMaterial(color=color)
+            self._materials[color] = mat
+        return mat
+
+    def _ensure_tokens(self, n: int):
+        meshes = list(self.tokens.children)
+        if len(meshes) == n:
+            return meshes
+        radius = self._radius(n)
+        if self._token_geometry is None or self._token_geometry.radius != radius:
+            self._token_geometry = three.SphereGeometry(radius=radius, widthSegments=10,
+                                                        heightSegments=8)
+        if len(meshes) > n:
+            for mesh in meshes[n:]:
+                mesh.close()
+            meshes = meshes[:n]
+        for i in range(len(meshes), n):
+            meshes.append(three.Mesh(self._token_geometry, self._material("#000000"),
+                                     name=f"p{i}"))
+        self.tokens.children = meshes
+        return meshes
+
+    def set_points(self, x, xi, labels: str):
+        """Draw tokens at ``x`` (n, d) coloured by ``xi`` of kind ``labels``."""
+        x = np.asarray(x, dtype=float)
+        if x.ndim != 2 or x.shape[1] < 2:
+            raise ValueError(f"x must have shape (n, d) with d >= 2, got {x.shape}")
+        xi = np.asarray(xi)
+        if xi.shape != (x.shape[0],):
+            raise ValueError(f"xi must have shape ({x.shape[0]},), got {xi.shape}")
+        self.token_index = subsample(x.shape[0], self.max_tokens)
+        p = project_3d(x[self.token_index], self.coords)
+        all_colors = token_colors(xi, labels)
+        colors = [all_colors[i] for i in self.token_index]
+        meshes = self._ensure_tokens(len(self.token_index))
+        for mesh, pos, color in zip(meshes, p, colors):
+            mesh.position = tuple(float(c) for c in pos)
+            mesh.material = self._material(color)
+        self._colors = colors
+        self.legend.value = _legend_html(xi, labels, self.title)
+
+    @property
+    def token_positions(self) -> np.ndarray:
+        """(n, 3) positions of the drawn tokens, as held in the widget state."""
+        return np.array([m.position for m in self.tokens.children], dtype=float).reshape(-1, 3)
+
+    @property
+    def token_colors(self) -> list[str]:
+        """Colours of the drawn tokens, as held in the widget state."""
+        return [m.material.color for m in self.tokens.children]
+
+    # -------------------------------------------------------------- trajectory
+    def show(self, trajectory, frame: int = -1):
+        """Draw frame ``frame`` of ``trajectory`` (and its trails when enabled)."""
+        x = np.asarray(trajectory.x)
+        if x.ndim != 3:
+            raise ValueError(f"trajectory.x must have shape (F, n, d), got {x.shape}")
+        self.trajectory = trajectory
+        labels = getattr(trajectory.model, "labels", "none")
+        self.set_points(x[frame], trajectory.xi, labels)
+        self.caption.value = self._caption(trajectory, frame)
+        self._draw_trails()
+
+    def _caption(self, trajectory, frame) -> str:
+        model = trajectory.model
+        t = np.asarray(trajectory.t)
+        n, d = np.asarray(trajectory.x).shape[1:]
+        proj = "" if d <= 3 else f"; d = {d} shown by projection onto coordinates " \
+            f"{tuple(c + 1 for c in self.coords)}"
+        if len(self.token_index) < n:
+            proj += f"; showing {len(self.token_index)} of {n} tokens"
+        return (f"<span style='font-size:12px'>model {html.escape(str(getattr(model, 'name', '?')))}, "
+                f"beta = {getattr(model, 'beta', float('nan')):g}, n = {n}, d = {d}, "
+                f"t = {t[frame]:.3g}{proj}</span>")
+
+    def _draw_trails(self):
+        for child in self.trails.children:
+            child.close()
+        self.trails.children = []
+        traj = self.trajectory
+        if not self.show_trails or traj is None:
+            return
+        x = np.asarray(traj.x)
+        idx = subsample(x.shape[0], self.trail_frames)
+        p = project_3d(x[idx][:, self.token_index], self.coords).astype(np.float32)  # (k, m, 3)
+        seg = np.stack([p[:-1], p[1:]], axis=2)                        # (k-1, n, 2, 3)
+        seg = seg.transpose(1, 0, 2, 3).reshape(-1, 3)
+        rgb = np.array([[int(c[i:i + 2], 16) / 255 for i in (1, 3, 5)] for c in self._colors],
+                       dtype=np.float32)                               # (n, 3)
+        col = np.repeat(rgb, 2 * (len(idx) - 1), axis=0)
+        geometry = three.BufferGeometry(attributes={
+            "position": three.BufferAttribute(array=seg, normalized=False),
+            "color": three.BufferAttribute(array=col, normalized=False)})
+        lines = three.LineSegments(geometry=geometry, material=three.LineBasicMaterial(
+            vertexColors="VertexColors", transparent=True, opacity=0.5), name="trail")
+        self.trails.children = [lines]
+
+    # ---------------------------------------------------------------- overlays
+    def add_curve(self, points, color: str = OVERLAY_COLOR, closed: bool = False):
+        """Overlay a curve through ``points`` (m, d), projected like the tokens."""
+        line = polyline(project_3d(points, self.coords), color, closed)
+        self.overlays.children = list(self.overlays.children) + [line]
+        return line
+
+    def add_latitude_circle(self, height: float, color: str = OVERLAY_COLOR):
+        """Overlay the circle {x3 = height} of the sphere (the RoPE orbit in d = 3)."""
+        if not -1.0 <= float(height) <= 1.0:
+            raise ValueError(f"height must lie in [-1, 1], got {height}")
+        return self.add_curve(_unit_circle(2, float(height)), color)
+
+    def add_targets(self, points, color: str = OVERLAY_COLOR, radius: float | None = None):
+        """Overlay target points (m, d) as small dark spheres (e.g. gauge maximizers)."""
+        p = project_3d(points, self.coords)
+        if p.ndim != 2:
+            raise ValueError(f"points must have shape (m, d), got {np.shape(points)}")
+        geometry = three.SphereGeometry(radius=radius or 1.6 * self._radius(len(self.tokens.children)),
+                                        widthSegments=12, heightSegments=8)
+        material = three.MeshBasicMaterial(color=color, transparent=True, opacity=0.6)
+        group = three.Group(children=[three.Mesh(geometry, material, position=tuple(map(float, q)))
+                                      for q in p], name="targets")
+        self.overlays.children = list(self.overlays.children) + [group]
+        return group
+
+    def clear_overlays(self):
+        """Remove every overlay."""
+        self.overlays.children = []
+
+
+def subsample(n_frames: int, k: int) -> np.ndarray:
+    """``min(k, n_frames)`` evenly spaced frame indices, always the first and the last."""
+    if n_frames < 1:
+        raise ValueError(f"n_frames must be >= 1, got {n_frames}")
+    k = int(max(1, min(int(k), n_frames)))
+    if k == 1:
+        return np.array([n_frames - 1])
+    return np.unique(np.linspace(0, n_frames - 1, k).round().astype(int))
