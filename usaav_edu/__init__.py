@@ -1,0 +1,21 @@
+"""usaav_edu: mean-field self-attention on the sphere, collapse, and auxiliary variables.
+
+The data path is model -> simulate -> Trajectory -> diagnostics / maximizers -> views::
+
+    import usaav_edu as ue
+    m = ue.models.rope(beta=1.0, omegas=(1.0,), d=3)
+    x0 = ue.sphere.uniform(64, 3, seed=0)
+    traj = ue.simulate(m, x0, xi, t_max=20.0)
+"""
+
+__version__ = "0.1.0"
+
+from . import diagnostics, dynamics, experiments, maximizers, models, sphere
+from .models import Model
+from .simulate import IntegrationError, energy, energy_bound, simulate
+from .trajectory import Trajectory
+
+__all__ = [
+    "diagnostics", "dynamics", "experiments", "maximizers", "models", "sphere", "Model",
+    "IntegrationError", "energy", "energy_bound", "simulate", "Trajectory", "__version__",
+]

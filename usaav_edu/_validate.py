@@ -1,0 +1,98 @@
+"""Input checks shared by the public functions.
+
+Every check raises ``TypeError`` (wrong kind of object) or ``ValueError``
+(right kind, wrong value) with a message that names the argument and says
+what was expected.  Nothing is repaired: a non-unit vector, a NaN or a
+prompt id out of range is an error.
+"""
+
+import numbers
+
+import numpy as np
+
+UNIT_TOL = 1e-10
+
+
+def real_scalar(name, value, *, minimum=None, strict=False, maximum=None):
+    """Return ``value`` as a finite float, checking an optional lower/upper bound."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if minimum is not None:
+        if strict and value <= minimum:
+            raise ValueError(f"{name} must be > {minimum}, got {value}")
+        if not strict and value < minimum:
+            raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
+    return value
+
+
+def integer(name, value, *, minimum=None):
+    """Return ``value`` as an int, checking an optional lower bound."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def choice(name, value, options):
+    """Check that ``value`` is one of ``options`` (strings)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, one of {sorted(options)}, got {type(value).__name__}")
+    if value not in options:
+        raise ValueError(f"{name} must be one of {sorted(options)}, got {value!r}")
+    return value
+
+
+def float_array(name, value, *, ndim=None):
+    """Return ``value`` as a finite float64 array with ``ndim`` dimensions."""
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be an array of numbers, got {type(value).__name__}")
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"{name} must be an array of numbers: {exc}") from None
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return arr
+
+
+def points_on_sphere(name, value):
+    """Return an ``(n, d)`` array of unit vectors, n >= 1, d >= 2; never renormalizes."""
+    x = float_array(name, value, ndim=2)
+    n, d = x.shape
+    if n < 1:
+        raise ValueError(f"{name} must hold at least one point, got shape {x.shape}")
+    if d < 2:
+        raise ValueError(f"{name} must have dimension d >= 2 (shape (n, d)), got d = {d}")
+    err = np.max(np.abs(np.linalg.norm(x, axis=1) - 1.0))
+    if err > UNIT_TOL:
+        raise ValueError(
+            f"{name} must hold unit vectors (|x_i| = 1 within {UNIT_TOL:g}); the largest deviation is "
+            f"{err:.3g}. Normalize it yourself if that is what you mean."
+        )
+    return np.ascontiguousarray(x)
+
+
+def orthogonal_frames(name, value, d=None):
+    """Return a ``(K, d, d)`` array of orthogonal matrices."""
+    f = float_array(name, value, ndim=3)
+    k, d1, d2 = f.shape
+    if k < 1 or d1 != d2 or d1 < 2:
+        raise ValueError(f"{name} must have shape (K, d, d) with K >= 1 and d >= 2, got {f.shape}")
+    if d is not None and d1 != d:
+        raise ValueError(f"{name} must have d = {d}, got shape {f.shape}")
+    err = np.max(np.abs(np.einsum("kji,kjl->kil", f, f) - np.eye(d1)))
+    if err > 1e-9:
+        raise ValueError(f"{name} must be orthogonal matrices (F^T F = I within 1e-9); the error is {err:.3g}")
+    return f

@@ -1,0 +1,78 @@
+"""Exact maximizers of E_h (MATH.md sections 3 to 6), to put beside simulations.
+
+* Gauge maximizers (RoPE, prefix frames, identity): ``x*(xi) = G(xi)^T u`` for
+  any unit ``u``: all gauge coordinates equal ``u``, so every ``<y_i, y_j> = 1``
+  and ``E_h = e^beta / (2 beta)`` (b = 1), the largest value possible.
+* RoPE orbits: the content marginal lies on ``{R_{-s} u}``; in d = 3 with one
+  plane this is the latitude circle at height ``u_3``.
+* Cosine bias, linear profile: uniform great circles
+  ``x(xi) = a cos(k xi) + c sin(k xi)``, ``a perp c``, with ``E = hat b(k) / 2``.
+"""
+
+import numpy as np
+
+from . import _validate as v
+
+
+def _unit(name, u, d=None):
+    u = np.reshape(v.float_array(name, u, ndim=1), (1, -1))
+    u = v.points_on_sphere(name, u)[0]
+    if d is not None and u.shape[0] != d:
+        raise ValueError(f"{name} must have dimension {d}, got {u.shape[0]}")
+    return u
+
+
+def gauge_maximizer(model, xi, u):
+    """``x*_i = G(xi_i)^T u`` for every token: the graph-law maximizer of a gauge model."""
+    u = _unit("u", u)
+    xi = model.check_labels(xi, len(xi))
+    model.check_dimension(u.shape[0])
+    return model.from_gauge(np.broadcast_to(u, (len(xi), u.shape[0])), xi)
+
+
+def rope_orbit(model, u, s):
+    """Points ``R_{-s} u`` of the RoPE orbit of ``u``, one per value of ``s``, shape (len(s), d)."""
+    if model.gauge != "rope":
+        raise ValueError(f"model must have the rope gauge, got {model.gauge!r}")
+    u = _unit("u", u)
+    model.check_dimension(u.shape[0])
+    s = v.float_array("s", s, ndim=1)
+    return model.from_gauge(np.broadcast_to(u, (s.shape[0], u.shape[0])), s)
+
+
+def latitude_circle(height, n_points=128):
+    """``n_points`` equally spaced points of the circle ``x_3 = height`` on S^2, shape (n_points, 3)."""
+    height = v.real_scalar("height", height, minimum=-1.0, maximum=1.0)
+    n_points = v.integer("n_points", n_points, minimum=1)
+    r = np.sqrt(1.0 - height * height)
+    a = 2.0 * np.pi * np.arange(n_points) / n_points
+    return np.stack([r * np.cos(a), r * np.sin(a), np.full(n_points, height)], axis=1)
+
+
+def great_circle(xi, k, a, c):
+    """``x(xi_i) = a cos(k xi_i) + c sin(k xi_i)`` for orthonormal a, c."""
+    xi = v.float_array("xi", xi, ndim=1)
+    k = v.real_scalar("k", k)
+    a = _unit("a", a)
+    c = _unit("c", c, a.shape[0])
+    if abs(a @ c) > 1e-10:
+        raise ValueError(f"a and c must be orthogonal, got <a, c> = {a @ c:.3g}")
+    return np.outer(np.cos(k * xi), a) + np.outer(np.sin(k * xi), c)
+
+
+def gauge_max_energy(model):
+    """The maximal energy of a gauge model without bias: ``phi(1) / 2`` (``e^beta / (2 beta)``)."""
+    if model.bias != "none":
+        raise ValueError(f"model must have no bias for this formula, got bias {model.bias!r}")
+    return float(model.phi(1.0)) / 2.0
+
+
+def cosine_circle_energy(xi, omega):
+    """``lambda_max(B) / (2 n)`` for ``B_ij = cos(omega (xi_i - xi_j))``: the linear-profile maximum.
+
+    For equally spaced positions covering whole periods it equals ``hat b(1) / 2 = 1/4``.
+    """
+    xi = v.float_array("xi", xi, ndim=1)
+    omega = v.real_scalar("omega", omega)
+    b = np.cos(omega * (xi[:, None] - xi[None, :]))
+    return float(np.linalg.eigvalsh(b)[-1]) / (2.0 * xi.shape[0])

@@ -1,0 +1,298 @@
+"""Models of USA-AV: one kernel family, gauge x bias x profile (MATH.md section 2).
+
+A model is the interaction kernel
+
+    h((x, xi), (y, zeta)) = b(xi, zeta) * phi(<G(xi) x, G(zeta) y>)
+
+with
+
+* a gauge ``G: A -> O(d)``: identity, a RoPE rotation ``exp(xi Omega)``
+  (``Omega = blockdiag(omega_k J)`` on the planes (e1,e2), (e3,e4), ...), or one
+  orthogonal frame per prompt id (prefix gauge);
+* a bias ``b``: none (``b = 1``), the non-negative distance bias
+  ``b = exp(-lam |xi - zeta|)``, or the sign-changing cosine bias
+  ``b = cos(omega (xi - zeta))``;
+* a profile ``phi``: attention ``phi(s) = exp(beta s) / beta`` (``phi(s) = s``
+  at ``beta = 0``, its limit up to a constant) or linear ``phi(s) = s``;
+* a normalization: USA (divide by n) or SA (divide by the row sum of weights).
+
+A model turns labels ``xi`` into gauge coordinates and a bias matrix; it holds
+no particle state.  Every constructor validates its arguments.
+"""
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _validate as v
+
+BETA_MAX = 700.0
+GAUGES = ("identity", "rope", "frames")
+BIASES = ("none", "distance", "cosine")
+PROFILES = ("exp", "linear")
+NORMALIZATIONS = ("usa", "sa")
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """An interaction kernel of MATH.md section 2.  Build it with the constructors below."""
+
+    name: str
+    beta: float = 1.0
+    profile: str = "exp"
+    normalization: str = "usa"
+    gauge: str = "identity"
+    omegas: tuple = ()
+    frames: np.ndarray = field(default=None, repr=False)
+    bias: str = "none"
+    lam: float = 0.0
+    omega: float = 0.0
+
+    def __post_init__(self):
+        v.real_scalar("beta", self.beta, minimum=0.0, maximum=BETA_MAX)
+        v.choice("profile", self.profile, PROFILES)
+        v.choice("normalization", self.normalization, NORMALIZATIONS)
+        v.choice("gauge", self.gauge, GAUGES)
+        v.choice("bias", self.bias, BIASES)
+        if self.normalization == "sa" and self.bias == "cosine":
+            raise ValueError("normalization 'sa' needs a non-negative bias (the row sums divide), got bias 'cosine'")
+        if self.gauge == "rope" and len(self.omegas) < 1:
+            raise ValueError("omegas must hold one frequency per rotation plane for the rope gauge")
+        if self.gauge == "frames" and self.frames is None:
+            raise ValueError("frames must be given for the frames gauge")
+
+    # ------------------------------------------------------------------ labels
+    @property
+    def labels(self):
+        """What ``xi`` means: ``"none"``, ``"position"`` or ``"prompt"``."""
+        if self.gauge == "frames":
+            return "prompt"
+        if self.gauge == "rope" or self.bias != "none":
+            return "position"
+        return "none"
+
+    @property
+    def is_gradient_ascent(self):
+        """True when the dynamics is gradient ascent of E_h (USA normalization)."""
+        return self.normalization == "usa"
+
+    def check_dimension(self, d):
+        """Raise ValueError if the model cannot act on S^{d-1}."""
+        if self.gauge == "rope" and len(self.omegas) != d // 2:
+            raise ValueError(
+                f"omegas must give one frequency per rotation plane: d = {d} has {d // 2} planes, "
+                f"got {len(self.omegas)} omegas"
+            )
+        if self.gauge == "frames" and self.frames.shape[1] != d:
+            raise ValueError(f"x0 must have dimension d = {self.frames.shape[1]} to match frames, got d = {d}")
+
+    def check_labels(self, xi, n):
+        """Return ``xi`` validated for ``n`` tokens (a copy as float or int array)."""
+        if xi is None:
+            if self.labels != "none":
+                raise ValueError(f"xi must be given for model {self.name!r} ({self.labels} labels)")
+            return np.zeros(n)
+        if self.gauge == "frames":
+            arr = np.asarray(xi)
+            if not np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool:
+                raise TypeError(f"xi must be integer prompt ids for model {self.name!r}, got dtype {arr.dtype}")
+            if arr.shape != (n,):
+                raise ValueError(f"xi must have shape ({n},) (one label per token), got {arr.shape}")
+            k = self.frames.shape[0]
+            if arr.size and (arr.min() < 0 or arr.max() >= k):
+                raise ValueError(f"xi must be prompt ids in 0..{k - 1}, got values in [{arr.min()}, {arr.max()}]")
+            return arr.astype(np.int64)
+        arr = v.float_array("xi", xi, ndim=1)
+        if arr.shape != (n,):
+            raise ValueError(f"xi must have shape ({n},) (one label per token), got {arr.shape}")
+        return arr
+
+    # ------------------------------------------------------------------ gauge
+    def gauge_matrices(self, xi, d):
+        """``G(xi_i)`` as an ``(n, d, d)`` array for tokens on S^{d-1}."""
+        xi = np.asarray(xi)
+        n = xi.shape[0]
+        if self.gauge == "identity":
+            return np.broadcast_to(np.eye(d), (n, d, d)).copy()
+        if self.gauge == "frames":
+            return self.frames[xi].copy()
+        g = np.broadcast_to(np.eye(d), (n, d, d)).copy()
+        for k, om in enumerate(self.omegas):
+            c, s = np.cos(om * xi), np.sin(om * xi)
+            a, b = 2 * k, 2 * k + 1
+            g[:, a, a], g[:, a, b] = c, -s
+            g[:, b, a], g[:, b, b] = s, c
+        return g
+
+    def to_gauge(self, x, xi):
+        """Gauge coordinates ``y_i = G(xi_i) x_i``; x has shape (..., n, d)."""
+        return self._apply(x, xi, inverse=False)
+
+    def from_gauge(self, y, xi):
+        """Content coordinates ``x_i = G(xi_i)^T y_i``; y has shape (..., n, d)."""
+        return self._apply(y, xi, inverse=True)
+
+    def _apply(self, x, xi, inverse):
+        x = np.asarray(x, dtype=np.float64)
+        if self.gauge == "identity":
+            return x.copy()
+        if self.gauge == "frames":
+            f = self.frames[np.asarray(xi)]
+            sub = "nji,...nj->...ni" if inverse else "nij,...nj->...ni"
+            return np.einsum(sub, f, x)
+        out = x.copy()
+        sign = -1.0 if inverse else 1.0
+        for k, om in enumerate(self.omegas):
+            c, s = np.cos(om * xi), sign * np.sin(om * xi)
+            a, b = 2 * k, 2 * k + 1
+            out[..., a] = c * x[..., a] - s * x[..., b]
+            out[..., b] = s * x[..., a] + c * x[..., b]
+        return out
+
+    # ------------------------------------------------------------------ bias and profile
+    def bias_matrix(self, xi):
+        """The ``(n, n)`` matrix ``b(xi_i, xi_j)``, or None for ``b = 1``."""
+        if self.bias == "none":
+            return None
+        diff = np.asarray(xi, dtype=np.float64)[:, None] - np.asarray(xi, dtype=np.float64)[None, :]
+        if self.bias == "distance":
+            return np.exp(-self.lam * np.abs(diff))
+        return np.cos(self.omega * diff)
+
+    @property
+    def linear(self):
+        """True when ``phi'`` is constant (linear profile, or attention at beta = 0)."""
+        return self.profile == "linear" or self.beta == 0.0
+
+    def phi(self, s):
+        """The profile ``phi(s)``."""
+        s = np.asarray(s, dtype=np.float64)
+        if self.linear:
+            return s.copy()
+        return np.exp(self.beta * s) / self.beta
+
+    def dphi(self, s):
+        """The derivative ``phi'(s)``."""
+        s = np.asarray(s, dtype=np.float64)
+        if self.linear:
+            return np.ones_like(s)
+        return np.exp(self.beta * s)
+
+    # ------------------------------------------------------------------ provenance
+    def params(self):
+        """A JSON-serializable description from which ``from_params`` rebuilds the model."""
+        p = {
+            "name": self.name, "beta": self.beta, "profile": self.profile,
+            "normalization": self.normalization, "gauge": self.gauge,
+            "omegas": list(self.omegas), "bias": self.bias, "lam": self.lam, "omega": self.omega,
+        }
+        if self.frames is not None:
+            p["frames"] = self.frames.tolist()
+        return p
+
+    @classmethod
+    def from_params(cls, params):
+        """Inverse of ``params`` (also accepts its JSON text)."""
+        if isinstance(params, str):
+            params = json.loads(params)
+        p = dict(params)
+        p["omegas"] = tuple(p.get("omegas", ()))
+        if p.get("frames") is not None:
+            p["frames"] = np.asarray(p["frames"], dtype=np.float64)
+        return cls(**p)
+
+
+# ---------------------------------------------------------------------- constructors
+def _beta(beta):
+    return v.real_scalar("beta", beta, minimum=0.0, maximum=BETA_MAX)
+
+
+def _profile(profile):
+    return v.choice("profile", profile, PROFILES)
+
+
+def usa(beta=1.0, profile="exp"):
+    """Unnormalized self-attention: ``dx_i/dt = P_{x_i}((1/n) sum_j e^{beta<x_i,x_j>} x_j)``."""
+    return Model("usa", beta=_beta(beta), profile=_profile(profile))
+
+
+def sa(beta=1.0):
+    """Self-attention: ``dx_i/dt = P_{x_i}(sum_j e^{beta<x_i,x_j>} x_j / sum_k e^{beta<x_i,x_k>})``."""
+    return Model("sa", beta=_beta(beta), normalization="sa")
+
+
+def rope_frequencies(d, base=10000.0):
+    """Standard RoPE frequencies ``omega_k = base^{-2k/d}``, k = 0 .. d//2 - 1."""
+    d = v.integer("d", d, minimum=2)
+    base = v.real_scalar("base", base, minimum=0.0, strict=True)
+    return tuple(float(base ** (-2.0 * k / d)) for k in range(d // 2))
+
+
+def rope(beta=1.0, omegas=(1.0,), d=3, profile="exp"):
+    """Rotary gauge ``G(xi) = exp(xi Omega)``, ``Omega = blockdiag(omega_k J)``.
+
+    The planes are (e1, e2), (e3, e4), ...; ``omegas`` gives one frequency per
+    plane, so ``len(omegas) == d // 2`` (odd d keeps the last axis fixed).
+    ``xi`` are real positions.
+    """
+    d = v.integer("d", d, minimum=2)
+    if isinstance(omegas, (str, bytes)) or np.ndim(omegas) != 1:
+        raise TypeError(f"omegas must be a sequence of frequencies, got {omegas!r}")
+    om = tuple(v.real_scalar(f"omegas[{k}]", w) for k, w in enumerate(omegas))
+    if len(om) != d // 2:
+        raise ValueError(f"omegas must give one frequency per rotation plane: d = {d} has {d // 2}, got {len(om)}")
+    return Model("rope", beta=_beta(beta), profile=_profile(profile), gauge="rope", omegas=om)
+
+
+def standard_rope(d, beta=1.0, base=10000.0):
+    """RoPE with the standard frequencies ``base^{-2k/d}`` (all planes rotate when d is even)."""
+    return rope(beta=beta, omegas=rope_frequencies(d, base), d=d)
+
+
+def prefix_gauge(beta=1.0, frames=None, profile="exp"):
+    """One orthogonal frame per prompt: ``G(xi) = frames[xi]``; ``xi`` are prompt ids 0..K-1."""
+    if frames is None:
+        raise TypeError("frames must be a (K, d, d) array of orthogonal matrices")
+    f = v.orthogonal_frames("frames", frames)
+    return Model("prefix_gauge", beta=_beta(beta), profile=_profile(profile), gauge="frames", frames=f)
+
+
+def frames_from_targets(targets, u=None):
+    """Orthogonal frames ``G_k`` with ``G_k^T u = T_k`` (a reflection mapping T_k to u).
+
+    This realizes a chosen law (MATH.md section 5): with prompt ids ``k`` the
+    gauge maximizer puts prompt k's tokens at ``targets[k]``.  ``u`` defaults to
+    ``e_1``.  Each frame is the Householder reflection ``I - 2 w w^T / |w|^2``,
+    ``w = T_k - u`` (the identity when ``T_k = u``).
+    """
+    t = v.points_on_sphere("targets", targets)
+    k, d = t.shape
+    if u is None:
+        u = np.eye(d)[0]
+    u = v.points_on_sphere("u", np.reshape(np.asarray(u, dtype=np.float64), (1, -1)))[0]
+    if u.shape[0] != d:
+        raise ValueError(f"u must have dimension {d} to match targets, got {u.shape[0]}")
+    frames = np.empty((k, d, d))
+    for i in range(k):
+        w = t[i] - u
+        nw = w @ w
+        frames[i] = np.eye(d) if nw < 1e-30 else np.eye(d) - 2.0 * np.outer(w, w) / nw
+    return frames
+
+
+def prefix_gauge_from_targets(targets, beta=1.0, u=None):
+    """A prefix-gauge model whose maximizer puts prompt k's tokens at ``targets[k]``."""
+    return prefix_gauge(beta=beta, frames=frames_from_targets(targets, u))
+
+
+def distance_bias(beta=1.0, lam=1.0):
+    """Identity gauge with the non-negative bias ``b(xi, zeta) = exp(-lam |xi - zeta|)``."""
+    lam = v.real_scalar("lam", lam, minimum=0.0)
+    return Model("distance_bias", beta=_beta(beta), bias="distance", lam=lam)
+
+
+def cosine_bias(omega=1.0, beta=1.0, profile="linear"):
+    """Identity gauge with the sign-changing bias ``b(xi, zeta) = cos(omega (xi - zeta))``."""
+    omega = v.real_scalar("omega", omega)
+    return Model("cosine_bias", beta=_beta(beta), profile=_profile(profile), bias="cosine", omega=omega)
