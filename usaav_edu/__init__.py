@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 
 from . import diagnostics, dynamics, experiments, maximizers, models, sphere
 from .models import Model
-from .simulate import IntegrationError, energy, energy_bound, simulate
+from .solver import IntegrationError, energy, energy_bound, simulate
 from .trajectory import Trajectory
 
 __all__ = [

@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from . import diagnostics, experiments
-from .simulate import IntegrationError, simulate
+from .solver import IntegrationError, simulate
 
 
 def _parser():

@@ -90,7 +90,7 @@ def series(traj, fn, *args, **kwargs):
 
 def summary(traj, tol=1e-3):
     """Final-frame diagnostics of a Trajectory as a dict (energy, bound, spread, ...)."""
-    from .simulate import energy_bound
+    from .solver import energy_bound
 
     xf = traj.final
     return {

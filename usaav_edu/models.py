@@ -48,6 +48,7 @@ class Model:
     bias: str = "none"
     lam: float = 0.0
     omega: float = 0.0
+    rotate_values: bool = True
 
     def __post_init__(self):
         v.real_scalar("beta", self.beta, minimum=0.0, maximum=BETA_MAX)
@@ -61,6 +62,8 @@ class Model:
             raise ValueError("omegas must hold one frequency per rotation plane for the rope gauge")
         if self.gauge == "frames" and self.frames is None:
             raise ValueError("frames must be given for the frames gauge")
+        if not isinstance(self.rotate_values, bool):
+            raise TypeError(f"rotate_values must be True or False, got {self.rotate_values!r}")
 
     # ------------------------------------------------------------------ labels
     @property
@@ -74,8 +77,8 @@ class Model:
 
     @property
     def is_gradient_ascent(self):
-        """True when the dynamics is gradient ascent of E_h (USA normalization)."""
-        return self.normalization == "usa"
+        """True when the dynamics is gradient ascent of E_h (USA, values transported by the gauge)."""
+        return self.normalization == "usa" and self.rotate_values
 
     def check_dimension(self, d):
         """Raise ValueError if the model cannot act on S^{d-1}."""
@@ -186,6 +189,7 @@ class Model:
             "name": self.name, "beta": self.beta, "profile": self.profile,
             "normalization": self.normalization, "gauge": self.gauge,
             "omegas": list(self.omegas), "bias": self.bias, "lam": self.lam, "omega": self.omega,
+            "rotate_values": self.rotate_values,
         }
         if self.frames is not None:
             p["frames"] = self.frames.tolist()
@@ -229,20 +233,29 @@ def rope_frequencies(d, base=10000.0):
     return tuple(float(base ** (-2.0 * k / d)) for k in range(d // 2))
 
 
-def rope(beta=1.0, omegas=(1.0,), d=3, profile="exp"):
+def rope(beta=1.0, omegas=(1.0,), d=3, profile="exp", rotate_values=True):
     """Rotary gauge ``G(xi) = exp(xi Omega)``, ``Omega = blockdiag(omega_k J)``.
 
     The planes are (e1, e2), (e3, e4), ...; ``omegas`` gives one frequency per
     plane, so ``len(omegas) == d // 2`` (odd d keeps the last axis fixed).
     ``xi`` are real positions.
+
+    ``rotate_values=False`` gives the variant that rotates queries and keys
+    but not values, ``dx_i/dt = P_{x_i}((1/n) sum_j phi'(<R_i x_i, R_j x_j>) x_j)``:
+    closer to real transformers, but not a gradient flow of E_h
+    (see :mod:`usaav_edu.dynamics.unrotated`).
     """
+    if not isinstance(rotate_values, bool):
+        raise TypeError(f"rotate_values must be True or False, got {rotate_values!r}")
     d = v.integer("d", d, minimum=2)
     if isinstance(omegas, (str, bytes)) or np.ndim(omegas) != 1:
         raise TypeError(f"omegas must be a sequence of frequencies, got {omegas!r}")
     om = tuple(v.real_scalar(f"omegas[{k}]", w) for k, w in enumerate(omegas))
     if len(om) != d // 2:
         raise ValueError(f"omegas must give one frequency per rotation plane: d = {d} has {d // 2}, got {len(om)}")
-    return Model("rope", beta=_beta(beta), profile=_profile(profile), gauge="rope", omegas=om)
+    name = "rope" if rotate_values else "rope_unrotated_values"
+    return Model(name, beta=_beta(beta), profile=_profile(profile), gauge="rope", omegas=om,
+                 rotate_values=rotate_values)
 
 
 def standard_rope(d, beta=1.0, base=10000.0):

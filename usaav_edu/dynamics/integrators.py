@@ -38,6 +38,17 @@ def velocity(yt, args, out):
     return out
 
 
+class GaugeField:
+    """The velocity field of :func:`velocity` as a callable ``field(yt, out)``."""
+
+    def __init__(self, args):
+        self.args = args
+        self.mobile, self.has_frozen = args[5], args[6]
+
+    def __call__(self, yt, out):
+        return velocity(yt, self.args, out)
+
+
 @njit(cache=True)
 def _retract(yt, mobile, has_frozen):
     """``y_i <- y_i / |y_i|`` for every mobile token; False if the state is not finite."""
@@ -70,22 +81,26 @@ def _combine(out, y, h, c, ks):
             out[k, i] = y[k, i] + h * acc
 
 
-def rk4_advance(yt, dt, n_steps, args):
-    """Advance ``yt`` in place by ``n_steps`` RK4 steps of size ``dt``; return a status."""
-    mobile, has_frozen = args[5], args[6]
+def rk4_advance(yt, dt, n_steps, field):
+    """Advance ``yt`` in place by ``n_steps`` RK4 steps of size ``dt``; return a status.
+
+    ``field(yt, out)`` writes the velocity; ``field.mobile`` and
+    ``field.has_frozen`` say which tokens move (see :class:`GaugeField`).
+    """
+    mobile, has_frozen = field.mobile, field.has_frozen
     ks = np.empty((4,) + yt.shape)
     tmp = np.empty_like(yt)
     half = np.array([0.5])
     one = np.array([1.0])
     weights = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
     for _ in range(n_steps):
-        velocity(yt, args, ks[0])
+        field(yt, ks[0])
         _combine(tmp, yt, dt, half, ks[0:1])
-        velocity(tmp, args, ks[1])
+        field(tmp, ks[1])
         _combine(tmp, yt, dt, half, ks[1:2])
-        velocity(tmp, args, ks[2])
+        field(tmp, ks[2])
         _combine(tmp, yt, dt, one, ks[2:3])
-        velocity(tmp, args, ks[3])
+        field(tmp, ks[3])
         _combine(yt, yt, dt, weights, ks)
         if not _retract(yt, mobile, has_frozen):
             return NONFINITE
@@ -125,13 +140,14 @@ def _error_norm(yt, ynew, h, e, ks, rtol, atol):
     return np.sqrt(err / (d * n))
 
 
-def dopri5_advance(yt, t, t_end, h, rtol, atol, h_min, args):
+def dopri5_advance(yt, t, t_end, h, rtol, atol, h_min, field):
     """Advance ``yt`` in place from ``t`` to exactly ``t_end`` with adaptive steps.
 
     Returns ``(status, h_next, n_accepted, n_rejected)``; ``h`` is the first
     step to try.  A step smaller than ``h_min`` is an underflow (status 2).
+    ``field`` is as in :func:`rk4_advance`.
     """
-    mobile, has_frozen = args[5], args[6]
+    mobile, has_frozen = field.mobile, field.has_frozen
     ks = np.empty((7,) + yt.shape)
     tmp = np.empty_like(yt)
     ynew = np.empty_like(yt)
@@ -139,12 +155,12 @@ def dopri5_advance(yt, t, t_end, h, rtol, atol, h_min, args):
     while t < t_end:
         last = t + h >= t_end
         h_step = t_end - t if last else h
-        velocity(yt, args, ks[0])
+        field(yt, ks[0])
         for s in range(5):
             _combine(tmp, yt, h_step, _A[s], ks[: s + 1])
-            velocity(tmp, args, ks[s + 1])
+            field(tmp, ks[s + 1])
         _combine(ynew, yt, h_step, _A[5], ks[:6])
-        velocity(ynew, args, ks[6])
+        field(ynew, ks[6])
         err = _error_norm(yt, ynew, h_step, _E, ks, rtol, atol)
         if not np.isfinite(err):
             return NONFINITE, h, n_acc, n_rej

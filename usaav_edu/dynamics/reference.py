@@ -6,6 +6,8 @@ change of variables that the Numba kernel uses:
     dx_i/dt = P_{x_i}( (1/N_i) sum_j grad_x h((x_i, xi_i), (x_j, xi_j)) ),
     grad_x h = b_ij phi'(<G_i x_i, G_j x_j>) G_i^T G_j x_j,
 
+(for a model with ``rotate_values=False`` the value is ``x_j`` instead of
+``G_i^T G_j x_j``)
 with ``N_i = n`` (USA) or ``sum_j b_ij phi'(...)`` (SA), and
 ``E_h = (1 / (2 n^2)) sum_ij b_ij phi(<G_i x_i, G_j x_j>)``.
 The pair matrices ``G_i^T G_j`` are formed explicitly (O(n^2 d^2) memory), so
@@ -31,7 +33,7 @@ def velocity_reference(model, x, xi, frozen=None):
     n, d = x.shape
     g, s, b = _pairs(model, x, xi)
     w = b * model.dphi(s)
-    if model.gauge == "identity":
+    if model.gauge == "identity" or not model.rotate_values:
         grad = w @ x
     else:
         pair = np.einsum("iba,jbc->ijac", g, g)  # G_i^T G_j

@@ -9,6 +9,7 @@ import numpy as np
 from . import _validate as v
 from .dynamics import energy_bound as _energy_bound
 from .dynamics import energy_gauge, integrators
+from .dynamics.unrotated import UnrotatedValuesField
 from .models import Model
 from .trajectory import Trajectory
 
@@ -45,18 +46,31 @@ class _Prepared:
             self.has_frozen = bool(fz.any())
             self.frozen = fz.copy() if self.has_frozen else None
             self.mobile = ~fz if self.has_frozen else np.ones(1, dtype=np.bool_)
-        self.yt = np.ascontiguousarray(model.to_gauge(x, self.xi).T)
-        self.args = (self.bias, self.has_bias, float(model.beta), model.linear,
-                     model.normalization == "sa", self.mobile, self.has_frozen)
+        args = (self.bias, self.has_bias, float(model.beta), model.linear,
+                model.normalization == "sa", self.mobile, self.has_frozen)
+        if model.rotate_values:
+            # integrate the gauge coordinates y_i = G(xi_i) x_i
+            self.state = np.ascontiguousarray(model.to_gauge(x, self.xi).T)
+            self.field = integrators.GaugeField(args)
+        else:
+            # the variant integrates the contents x_i themselves
+            self.state = np.ascontiguousarray(x.T)
+            self.field = UnrotatedValuesField(model, self.xi, bias, self.mobile, self.has_frozen)
 
-    def energy(self, yt):
-        return float(energy_gauge(yt, self.bias, self.has_bias, float(self.model.beta), self.model.linear))
+    def contents(self):
+        """The current contents x, (n, d)."""
+        st = self.state.T
+        return self.model.from_gauge(st, self.xi) if self.model.rotate_values else st.copy()
+
+    def energy(self):
+        """E_h of the current state."""
+        st = self.state if self.model.rotate_values else np.ascontiguousarray(self.model.to_gauge(self.state.T, self.xi).T)
+        return float(energy_gauge(st, self.bias, self.has_bias, float(self.model.beta), self.model.linear))
 
 
 def energy(model, x, xi=None):
     """The particle energy ``E_h = (1/(2 n^2)) sum_ij b_ij phi(<G_i x_i, G_j x_j>)``."""
-    p = _Prepared(model, x, xi)
-    return p.energy(p.yt)
+    return _Prepared(model, x, xi).energy()
 
 
 def energy_bound(model, xi, n=None):
@@ -153,9 +167,9 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     times = np.linspace(0.0, t_max, n_frames)
     xs = np.empty((n_frames, p.n, p.d))
     energies = np.empty(n_frames)
-    yt = p.yt
-    xs[0] = p.model.from_gauge(yt.T, p.xi)
-    energies[0] = p.energy(yt)
+    state = p.state
+    xs[0] = p.contents()
+    energies[0] = p.energy()
     bar = _Progress(progress, n_frames - 1)
     n_rhs = 0
 
@@ -164,23 +178,23 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         per_frame = max(1, math.ceil((t_max / (n_frames - 1)) / step * (1 - 1e-12)))
         h = t_max / ((n_frames - 1) * per_frame)
         for f in range(1, n_frames):
-            status = integrators.rk4_advance(yt, h, per_frame, p.args)
+            status = integrators.rk4_advance(state, h, per_frame, p.field)
             n_rhs += 4 * per_frame
             _check(status, times[f - 1], model)
-            xs[f] = p.model.from_gauge(yt.T, p.xi)
-            energies[f] = p.energy(yt)
+            xs[f] = p.contents()
+            energies[f] = p.energy()
             bar.update(f)
         used_dt, used_rtol, used_atol = h, None, None
     else:
         h = default_dt(model, p.xi) if dt is None else dt
         h_min = 1e-12 * t_max
         for f in range(1, n_frames):
-            status, h, acc, rej = integrators.dopri5_advance(yt, times[f - 1], times[f], h, rtol, atol, h_min,
-                                                             p.args)
+            status, h, acc, rej = integrators.dopri5_advance(state, times[f - 1], times[f], h, rtol, atol,
+                                                             h_min, p.field)
             n_rhs += 7 * (acc + rej)
             _check(status, times[f - 1], model)
-            xs[f] = p.model.from_gauge(yt.T, p.xi)
-            energies[f] = p.energy(yt)
+            xs[f] = p.contents()
+            energies[f] = p.energy()
             bar.update(f)
         used_dt, used_rtol, used_atol = None, rtol, atol
 
