@@ -8,7 +8,13 @@ PY := $(VENV)/bin/python
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test lab bench venv clean
+# Widget JavaScript for the static book: installed from package-lock.json with npm ci and
+# copied into _static_widgets/widgets-js/ (git-ignored; _config.yml publishes it).
+WIDGET_JS := _static_widgets/widgets-js
+WIDGET_JS_STAMP := node_modules/.usaav-widget-js.stamp
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: book test lab bench venv clean widget-js chromium
 
 venv: $(VENV)/.installed
 
@@ -19,11 +25,37 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
-book: venv
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
+$(WIDGET_JS_STAMP): node_modules/.package-lock.json tools/widget_js/require-config.js
+	rm -rf $(WIDGET_JS)
+	mkdir -p $(WIDGET_JS)/jupyter-threejs
+	cp node_modules/requirejs/require.js $(WIDGET_JS)/
+	cp tools/widget_js/require-config.js $(WIDGET_JS)/
+	cp node_modules/@jupyter-widgets/html-manager/dist/embed-amd.js \
+	   node_modules/@jupyter-widgets/html-manager/dist/*.{woff,woff2,ttf,eot,svg} $(WIDGET_JS)/
+	cp node_modules/@jupyter-widgets/html-manager/dist/embed.js.LICENSE.txt $(WIDGET_JS)/embed-amd.js.LICENSE.txt
+	cp node_modules/jupyter-threejs/dist/index.js node_modules/jupyter-threejs/dist/index.js.LICENSE.txt \
+	   $(WIDGET_JS)/jupyter-threejs/
+	rm -rf _build/html  # Sphinx copies html_extra_path only when some page is rebuilt
+	touch $@
+
+widget-js: $(WIDGET_JS_STAMP)
+
+chromium:
+	@test -x $(CHROMIUM) || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
+
+book: venv widget-js
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 
-test: venv
-	$(PY) -m pytest -q tests
+# unit tests, then the notebooks (nbval), then the book build, then the built pages in a browser
+test: venv widget-js chromium
+	$(PY) -m pytest -q tests --ignore=tests/browser
+	$(PY) -m pytest -q --nbval-lax book/
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	$(PY) -m pytest -q tests/browser
 
 lab: venv
 	$(VENV)/bin/jupyter lab --ServerApp.allow_root=True --notebook-dir=book
@@ -32,4 +64,4 @@ bench: venv
 	$(PY) benchmarks/rhs_throughput.py
 
 clean:
-	rm -rf _build .numba_cache
+	rm -rf _build .numba_cache _static_widgets
