@@ -1,0 +1,102 @@
+"""Open every built page that holds widgets from file:// and check that its 3-D views work.
+
+For each page: the widget JavaScript comes from the site itself (any request leaving file://
+fails the test), one canvas per pythreejs renderer appears, every canvas is a WebGL canvas and
+is not blank, every player moves after pressing play, and the console shows no error outside
+the documented harmless list (pages.HARMLESS).
+
+The pages come from ``_build/html`` (`make book` or `make test` builds it), so chapters that
+add widgets are checked without changing this file.
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from .pages import (SITE, count_models, image_change, image_stats, is_blank, is_harmless,
+                    widget_pages, widget_state)
+
+PAGES = widget_pages()
+RENDER_TIMEOUT_S = 60
+
+
+def _ids(pages):
+    return [str(p.relative_to(SITE)) for p in pages]
+
+
+def test_site_has_widget_pages():
+    assert SITE.is_dir(), f"{SITE} is missing: build the book first (make book)"
+    assert PAGES, f"no page under {SITE} embeds widget state (book/widgets.ipynb should)"
+
+
+CANVAS_INFO = """
+() => Array.from(document.querySelectorAll('canvas')).map((c) => {
+  const r = c.getBoundingClientRect();
+  let webgl = false;
+  try { webgl = !!(c.getContext('webgl2') || c.getContext('webgl')); } catch (e) {}
+  return {webgl: webgl, width: r.width, height: r.height};
+})
+"""
+
+# for each player (AnimationAction view), the index of the canvas in the same widget
+PLAYER_CANVAS = """
+() => {
+  const canvases = Array.from(document.querySelectorAll('canvas'));
+  return Array.from(document.querySelectorAll('.widget-play')).map((w) => {
+    let node = w;
+    while (node && !(node.querySelector && node.querySelector('canvas'))) node = node.parentElement;
+    return node ? canvases.indexOf(node.querySelector('canvas')) : -1;
+  });
+}
+"""
+
+
+def _wait_for_canvases(page, expected):
+    deadline = time.time() + RENDER_TIMEOUT_S
+    n = 0
+    while time.time() < deadline:
+        n = page.evaluate("document.querySelectorAll('canvas').length")
+        if n >= expected:
+            return n
+        time.sleep(0.25)
+    return n
+
+
+@pytest.mark.parametrize("html", PAGES, ids=_ids(PAGES))
+def test_widgets_render_and_play(page, html):
+    state = widget_state(html)
+    renderers = count_models(state, "RendererModel")
+    players = count_models(state, "AnimationActionModel")
+    assert renderers > 0, f"{html.name}: widget state holds no pythreejs renderer"
+
+    page.goto(html.as_uri())
+    n = _wait_for_canvases(page, renderers)
+    assert n == renderers, f"{html.name}: {n} canvases drawn for {renderers} renderers"
+    time.sleep(1.0)
+
+    canvases = page.locator("canvas")
+    for k, info in enumerate(page.evaluate(CANVAS_INFO)):
+        assert info["webgl"], f"canvas {k} is not a WebGL canvas"
+        assert info["width"] > 50 and info["height"] > 50, f"canvas {k} has size {info}"
+        shot = canvases.nth(k).screenshot()
+        assert not is_blank(shot), f"canvas {k} looks blank: {image_stats(shot)}"
+
+    links = page.evaluate(PLAYER_CANVAS)
+    assert len(links) == players, f"{len(links)} play controls for {players} animation actions"
+    for j, k in enumerate(links):
+        assert k >= 0, f"player {j} has no canvas in its widget"
+        canvas = canvases.nth(k)
+        before = canvas.screenshot()
+        page.locator(".widget-play").nth(j).locator("button").first.click()
+        time.sleep(1.5)
+        mid = canvas.screenshot()
+        time.sleep(1.5)
+        after = canvas.screenshot()
+        assert image_change(before, mid) > 0.002, f"player {j}: nothing moved after play"
+        assert image_change(mid, after) > 0.002, f"player {j}: stopped moving while playing"
+        assert not is_blank(after), f"player {j}: canvas went blank while playing"
+
+    assert not page.log.outside, f"requests left file:// (not offline): {page.log.outside}"
+    bad = [text for text, loc in page.log.errors if not is_harmless(text, loc)]
+    assert not bad, f"console errors: {bad}"
