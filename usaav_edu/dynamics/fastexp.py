@@ -2,78 +2,161 @@
 
 ``math.exp`` inside a Numba loop is a call into libm and blocks SIMD
 vectorization (there is no SVML here).  The kernel therefore evaluates
-``exp`` on whole blocks with plain arithmetic that LLVM vectorizes:
+``exp`` with plain, branch-free arithmetic that LLVM inlines into the
+caller's loop and vectorizes (four doubles per AVX2 register):
 
-    exp(x) = 2**k * p(r),   k = floor(x / ln 2 + 1/2),   r = x - k ln 2,
+    exp(x) = 2**k * p(r),   k = round(x / ln 2),   r = x - k ln 2,
 
-with ``|r| <= ln(2)/2`` and ``p`` the degree-12 Taylor polynomial of
-``exp`` (truncation error ``|r|**13 / 13! < 2e-16``).  ``ln 2`` is split
-into a high part with trailing zero bits and a low part (Cody and Waite),
-so ``r`` is computed without cancellation.  The factor ``2**k`` is built
-directly in the exponent bits of an IEEE double: ``(k + 1023) << 52``.
+with ``|r| <= ln(2)/2`` and ``p`` the degree-10 minimax polynomial of
+``exp`` on ``[-ln(2)/2, ln(2)/2]`` for the relative error (Remez exchange in
+extended precision; truncation error ``2.1e-16``, as small as the degree-12
+Taylor polynomial's with two multiply-adds fewer).
 
-The relative error against ``numpy.exp`` is below ``1e-15`` on
-``|x| <= 700`` (see ``tests/test_fastexp.py`` and
-``benchmarks/rhs_throughput.py``, which print the measured maximum).
+* Rounding: ``t = x log2(e) + 1.5 * 2**52`` rounds ``x log2(e)`` to the
+  nearest integer ``k`` (doubles in ``[2**52, 2**53)`` are the integers), so
+  ``k = t - 1.5 * 2**52`` exactly, without a ``floor`` or a float-to-int
+  conversion.
+* Reduction (Cody and Waite): ``ln 2`` is split into a high part with
+  trailing zero bits (``k * LN2_HI`` is exact for ``|k| < 2**20``) and a low
+  part, so ``r = (x - k LN2_HI) - k LN2_LO`` is computed without
+  cancellation.
+* Polynomial: a mix of Estrin's and Horner's schemes (depth 4 instead of
+  Horner's 10 dependent multiply-adds), because the kernel's loop is limited
+  by how many iterations fit in the out-of-order window, i.e. by latency.
+* Scaling: the low bits of ``t``'s IEEE representation hold ``k`` (the
+  mantissa of ``1.5 * 2**52`` has 51 trailing zero bits), so adding
+  ``bits(t) << 52`` to the bits of ``p(r)`` adds ``k`` to its exponent: an
+  integer addition, no multiplication.  Two tiny Numba intrinsics
+  reinterpret the bits (no memory round trip).
+
+:func:`fexp` is valid for ``|x| <= 700`` (then ``2**k p(r)`` is a normal
+double); its relative error against ``numpy.exp`` is a few ``1e-16``
+(``tests/test_fastexp.py`` asserts ``< 1e-13``;
+``benchmarks/rhs_throughput.py`` prints the measured maximum).
+
+:func:`fexp2` is the base-2 variant ``2**t`` (``|t| <= 1000``) for callers
+that can fold ``log2(e)`` into their own arithmetic (the kernel folds it
+into ``beta y_i``): no Cody-Waite step, ``f = t - k`` is exact and the
+polynomial is ``p(f ln 2)`` with ``ln(2)**j`` folded into its coefficients.
+The rounding error of ``t`` itself is then the caller's (``3 eps |t|``
+absolute for a dot product, the same order as that of ``beta <y_i, y_j>``).
+
+All functions are compiled with fast-math flags *without* ``reassoc``: the
+rounding trick and the Cody-Waite reduction must be evaluated in the written
+order (reassociation would fold ``t - SHIFTER`` to ``x log2(e)`` and the
+reduction to ``x - k ln 2``).  When these functions are inlined into a kernel
+compiled with full fast math, their instructions keep their own flags.
 """
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 LOG2E = 1.4426950408889634
+LN2 = 0.6931471805599453
 LN2_HI = 6.93147180369123816490e-01
 LN2_LO = 1.90821492927058770002e-10
+SHIFTER = 6755399441055744.0  # 1.5 * 2**52
 X_MAX = 700.0
+T_MAX = 1000.0
 
-# Taylor coefficients 1/k!, k = 0..12.
-C0 = 1.0
-C1 = 1.0
-C2 = 1.0 / 2.0
-C3 = 1.0 / 6.0
-C4 = 1.0 / 24.0
-C5 = 1.0 / 120.0
-C6 = 1.0 / 720.0
-C7 = 1.0 / 5040.0
-C8 = 1.0 / 40320.0
-C9 = 1.0 / 362880.0
-C10 = 1.0 / 3628800.0
-C11 = 1.0 / 39916800.0
-C12 = 1.0 / 479001600.0
+# Minimax coefficients of exp(r) on [-ln2/2, ln2/2], degree 10 (relative error).
+EXP_COEFFS = (
+    1.0,
+    1.0000000000000064,
+    0.49999999999997286,
+    0.16666666666557745,
+    0.04166666666842609,
+    0.008333333384664677,
+    0.001388888849911803,
+    0.00019841171385657567,
+    2.48019177126773e-05,
+    2.763976766378528e-06,
+    2.748843303756175e-07,
+)
+# The same polynomial in f = r / ln 2: coefficient j times ln(2)**j.
+EXP2_COEFFS = tuple(c * LN2**j for j, c in enumerate(EXP_COEFFS))
 
 
-# Fast-math without reassociation: the Cody-Waite reduction must be evaluated
-# in the written order (reassociating it to ``x - k ln 2`` loses 1e-13).
+# Fast-math without reassociation (see the module docstring).
 _FLAGS = {"nnan", "ninf", "nsz", "arcp", "contract"}
 
 
-@njit(cache=True, fastmath=_FLAGS)
-def exp_block(x, out, bits, scale, j0, j1):
-    """Write ``exp(x[j])`` into ``out[j]`` for ``j0 <= j < j1``.
+@intrinsic
+def bits_to_float64(typingctx, bits):
+    """Reinterpret the bits of an int64 as a float64 (a register bitcast)."""
+    if not isinstance(bits, types.Integer):
+        return None
 
-    ``bits`` is an int64 scratch array as long as ``x`` and ``scale`` is the
-    same memory viewed as float64.  Valid for ``|x| <= 700``; the caller
-    guarantees the range (``beta <= 700``).
+    def codegen(context, builder, signature, args):
+        value = context.cast(builder, args[0], signature.args[0], types.int64)
+        return builder.bitcast(value, ir.DoubleType())
+
+    return types.float64(bits), codegen
+
+
+@intrinsic
+def float64_to_bits(typingctx, x):
+    """Reinterpret the bits of a float64 as an int64 (a register bitcast)."""
+    if not isinstance(x, types.Float):
+        return None
+
+    def codegen(context, builder, signature, args):
+        value = context.cast(builder, args[0], signature.args[0], types.float64)
+        return builder.bitcast(value, ir.IntType(64))
+
+    return types.int64(x), codegen
+
+
+@njit(cache=True, fastmath=_FLAGS)
+def poly10(r, c):
+    """``sum_j c[j] r**j`` for ``j = 0..10``, evaluated as a tree of depth 4.
+
+    ``(q0 + q1 r2) + r4 ((q2 + q3 r2) + r4 (q4 + c10 r2))`` with
+    ``q_m = c[2m] + c[2m+1] r``.
     """
+    r2 = r * r
+    r4 = r2 * r2
+    q0 = c[0] + c[1] * r
+    q1 = c[2] + c[3] * r
+    q2 = c[4] + c[5] * r
+    q3 = c[6] + c[7] * r
+    q4 = c[8] + c[9] * r
+    o0 = q0 + q1 * r2
+    o1 = q2 + q3 * r2
+    o2 = q4 + c[10] * r2
+    return o0 + r4 * (o1 + r4 * o2)
+
+
+@njit(cache=True, fastmath=_FLAGS)
+def scale_pow2(p, t):
+    """``p * 2**k`` where ``t = k + SHIFTER``: add ``k`` to ``p``'s exponent bits."""
+    return bits_to_float64(float64_to_bits(p) + (float64_to_bits(t) << 52))
+
+
+@njit(cache=True, fastmath=_FLAGS)
+def fexp(x):
+    """``exp(x)`` for ``|x| <= 700`` (Cody-Waite reduction, minimax polynomial)."""
+    t = x * LOG2E + SHIFTER
+    kf = t - SHIFTER
+    r = (x - kf * LN2_HI) - kf * LN2_LO
+    return scale_pow2(poly10(r, EXP_COEFFS), t)
+
+
+@njit(cache=True, fastmath=_FLAGS)
+def fexp2(t):
+    """``2**t`` for ``|t| <= 1000`` (``f = t - round(t)`` is exact)."""
+    s = t + SHIFTER
+    f = t - (s - SHIFTER)
+    return scale_pow2(poly10(f, EXP2_COEFFS), s)
+
+
+@njit(cache=True, fastmath=_FLAGS)
+def exp_block(x, out, j0, j1):
+    """Write ``exp(x[j])`` into ``out[j]`` for ``j0 <= j < j1`` (``|x| <= 700``)."""
     for j in range(j0, j1):
-        kf = np.floor(x[j] * LOG2E + 0.5)
-        r = (x[j] - kf * LN2_HI) - kf * LN2_LO
-        p = C12
-        p = p * r + C11
-        p = p * r + C10
-        p = p * r + C9
-        p = p * r + C8
-        p = p * r + C7
-        p = p * r + C6
-        p = p * r + C5
-        p = p * r + C4
-        p = p * r + C3
-        p = p * r + C2
-        p = p * r + C1
-        p = p * r + C0
-        out[j] = p
-        bits[j] = (np.int64(np.int32(kf)) + 1023) << 52
-    for j in range(j0, j1):
-        out[j] = out[j] * scale[j]
+        out[j] = fexp(x[j])
 
 
 def exp_array(x):
@@ -84,6 +167,5 @@ def exp_array(x):
     if not np.all(np.abs(x) <= X_MAX):
         raise ValueError(f"x must satisfy |x| <= {X_MAX}")
     out = np.empty_like(x)
-    bits = np.empty(x.shape[0], dtype=np.int64)
-    exp_block(x, out, bits, bits.view(np.float64), 0, x.shape[0])
+    exp_block(x, out, 0, x.shape[0])
     return out
