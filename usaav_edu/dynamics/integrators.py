@@ -161,9 +161,11 @@ def dopri5_advance(yt, t, t_end, h, rtol, atol, h_min, field):
             field(tmp, ks[s + 1])
         _combine(ynew, yt, h_step, _A[5], ks[:6])
         field(ynew, ks[6])
-        err = _error_norm(yt, ynew, h_step, _E, ks, rtol, atol)
-        if not np.isfinite(err):
+        if not (np.isfinite(ynew).all() and np.isfinite(ks[6]).all()):
             return NONFINITE, h, n_acc, n_rej
+        err = _error_norm(yt, ynew, h_step, _E, ks, rtol, atol)
+        if not np.isfinite(err):  # the scaled error overflowed: reject hard
+            err = 1e300
         if err <= 1.0:
             yt[:] = ynew
             if not _retract(yt, mobile, has_frozen):
