@@ -68,7 +68,8 @@ class TrajectoryPlayer(SphereView):
     """
 
     def __init__(self, trajectory, *, duration: float = 8.0, max_bytes: int = 900_000,
-                 max_frames: int | None = None, loop: str = "LoopRepeat", **kwargs):
+                 max_frames: int | None = None, loop: str = "LoopRepeat", frame: int = 0,
+                 **kwargs):
         if duration <= 0:
             raise ValueError(f"duration must be > 0 seconds, got {duration}")
         self.duration = float(duration)
@@ -83,7 +84,8 @@ class TrajectoryPlayer(SphereView):
             style={"description_width": "70px"})
         self.time_info = widgets.HTML()
         self._link = None
-        super().__init__(trajectory, frame=0, **kwargs)
+        self.frame = int(frame)
+        super().__init__(trajectory, frame=self.frame, **kwargs)
         self._build_clock()
         self._build_animation()
 
@@ -101,10 +103,16 @@ class TrajectoryPlayer(SphereView):
         self.camera.children = list(self.camera.children) + [self.hud]
 
     # ------------------------------------------------------------ animation
-    def show(self, trajectory, frame: int = 0):
-        super().show(trajectory, frame=frame)
-        if getattr(self, "clock", None) is not None:
+    def show(self, trajectory, frame: int | None = None, animate: bool = True):
+        """Draw frame ``frame`` (default: the player's ``frame``) of ``trajectory``, and
+        rebuild the animation unless ``animate`` is false (then call ``rebuild_animation``)."""
+        super().show(trajectory, frame=self.frame if frame is None else frame)
+        if animate and getattr(self, "clock", None) is not None:
             self._build_animation()
+
+    def rebuild_animation(self):
+        """Rebuild the keyframe tracks from the trajectory on display."""
+        self._build_animation()
 
     def _build_animation(self):
         traj = self.trajectory

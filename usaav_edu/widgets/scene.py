@@ -162,12 +162,17 @@ class SphereView(widgets.VBox):
 
     def _ensure_tokens(self, n: int):
         meshes = list(self.tokens.children)
-        if len(meshes) == n:
-            return meshes
         radius = self._radius(n)
         if self._token_geometry is None or self._token_geometry.radius != radius:
+            old = self._token_geometry
             self._token_geometry = three.SphereGeometry(radius=radius, widthSegments=10,
                                                         heightSegments=8)
+            for mesh in meshes:
+                mesh.geometry = self._token_geometry
+            if old is not None:
+                old.close()
+        if len(meshes) == n:
+            return meshes
         if len(meshes) > n:
             for mesh in meshes[n:]:
                 mesh.close()

@@ -1,0 +1,263 @@
+"""``ExperimentDashboard``: move a slider, re-simulate a standard experiment, redraw.
+
+The dashboard builds its system with ``usaav_edu.experiments.setup`` and integrates it with
+``usaav_edu.simulate``; it holds no numerics of its own.  Changes are debounced: sliders report
+only when released, and changes that arrive within ``debounce`` seconds of each other cause one
+re-simulation.  An update simulates, redraws the sphere at the final state and the energy
+plot, and then rebuilds the player's keyframes (so play shows the new run).  ``last_timing``
+records the cost of each step of the last update, in seconds.
+"""
+from __future__ import annotations
+
+import asyncio
+import html
+import time
+
+import ipywidgets as widgets
+import numpy as np
+
+from .player import TrajectoryPlayer
+
+MODEL_CHOICES = (
+    ("USA (no labels)", "usa"),
+    ("SA (normalized)", "sa"),
+    ("RoPE (positions)", "rope"),
+    ("generalized RoPE, d = 4", "generalized_rope"),
+    ("prefix gauges (prompts)", "prefix_gauge"),
+    ("distance bias (positions)", "distance_bias"),
+    ("cosine bias (positions)", "cosine_bias"),
+)
+USES_OMEGA = {"rope", "generalized_rope", "cosine_bias"}
+USES_PROMPTS = {"prefix_gauge"}
+
+
+def _ticks(lo: float, hi: float, k: int = 5) -> np.ndarray:
+    """About ``k`` round tick values covering [lo, hi]."""
+    span = hi - lo
+    if not np.isfinite(span) or span <= 0:
+        return np.array([lo])
+    raw = span / k
+    mag = 10 ** np.floor(np.log10(raw))
+    step = mag * min((1, 2, 2.5, 5, 10), key=lambda m: abs(m * mag - raw))
+    return np.arange(np.ceil(lo / step) * step, hi + 1e-9 * span, step)
+
+
+class EnergyPlot:
+    """Energy against time, drawn as inline SVG in an ``ipywidgets.HTML`` (fast to redraw,
+    and it shows in the static page)."""
+
+    def __init__(self, width: int = 360, height: int = 280):
+        self.width, self.height = int(width), int(height)
+        self.html = widgets.HTML()
+        self.t = self.energy = np.zeros(0)
+
+    def draw(self, t, energy, bound=None, title: str = ""):
+        t, e = np.asarray(t, dtype=float), np.asarray(energy, dtype=float)
+        if t.shape != e.shape or t.ndim != 1 or t.size < 2:
+            raise ValueError("t and energy must be 1-D arrays of the same length >= 2")
+        self.t, self.energy = t, e
+        w, h = self.width, self.height
+        left, right, top, bottom = 58, 12, 26, 38
+        values = e[np.isfinite(e)]
+        if bound is not None and np.isfinite(bound):
+            values = np.append(values, bound)
+        lo, hi = float(values.min()), float(values.max())
+        pad = 0.06 * (hi - lo) if hi > lo else 0.05 * max(abs(hi), 1.0)
+        lo, hi = lo - pad, hi + pad
+        t0, t1 = float(t[0]), float(t[-1])
+
+        def sx(v):
+            return left + (w - left - right) * (np.asarray(v) - t0) / (t1 - t0)
+
+        def sy(v):
+            return top + (h - top - bottom) * (hi - np.asarray(v)) / (hi - lo)
+
+        parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' "
+                 f"font-family='sans-serif' font-size='11'>",
+                 f"<rect x='{left}' y='{top}' width='{w - left - right}' "
+                 f"height='{h - top - bottom}' fill='white' stroke='#888'/>"]
+        for v in _ticks(t0, t1):
+            x = sx(v)
+            parts.append(f"<line x1='{x:.1f}' x2='{x:.1f}' y1='{top}' y2='{h - bottom}' "
+                         f"stroke='#eee'/><text x='{x:.1f}' y='{h - bottom + 14}' "
+                         f"text-anchor='middle'>{v:g}</text>")
+        for v in _ticks(lo, hi):
+            y = sy(v)
+            parts.append(f"<line x1='{left}' x2='{w - right}' y1='{y:.1f}' y2='{y:.1f}' "
+                         f"stroke='#eee'/><text x='{left - 4}' y='{y + 4:.1f}' "
+                         f"text-anchor='end'>{v:.4g}</text>")
+        if bound is not None and np.isfinite(bound):
+            y = sy(bound)
+            parts.append(f"<line x1='{left}' x2='{w - right}' y1='{y:.1f}' y2='{y:.1f}' "
+                         f"stroke='black' stroke-dasharray='5,4'/><text x='{w - right - 4}' "
+                         f"y='{y - 4:.1f}' text-anchor='end'>upper bound</text>")
+        pts = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(sx(t), sy(e)) if np.isfinite(b))
+        parts.append(f"<polyline points='{pts}' fill='none' stroke='#1f5fa8' stroke-width='2'/>")
+        parts.append(f"<text x='{(left + w - right) / 2:.0f}' y='{h - 6}' "
+                     f"text-anchor='middle'>t</text>")
+        parts.append(f"<text x='14' y='{(top + h - bottom) / 2:.0f}' text-anchor='middle' "
+                     f"transform='rotate(-90 14 {(top + h - bottom) / 2:.0f})'>energy</text>")
+        parts.append(f"<text x='{left}' y='16' font-size='12'>{html.escape(title)}</text></svg>")
+        self.html.value = "".join(parts)
+
+
+class ExperimentDashboard(widgets.VBox):
+    """Controls for a standard experiment, a ``TrajectoryPlayer`` and the energy plot.
+
+    Parameters
+    ----------
+    name : str
+        Initial experiment (see ``usaav_edu.experiments.setup``).
+    n, beta, omega, n_prompts, seed : initial control values.
+    d : int
+        Dimension (the generalized RoPE experiment always uses d = 4).
+    t_max : float
+        Length of every run.
+    n_frames : int
+        Frames stored by ``simulate`` (the player subsamples them to its page budget).
+    debounce : float
+        Seconds to wait for further changes before re-simulating (0: at once).
+    player : dict
+        Keyword arguments for the ``TrajectoryPlayer``.
+    """
+
+    def __init__(self, name: str = "rope", *, n: int = 64, beta: float = 1.0,
+                 omega: float = 1.0, n_prompts: int = 3, seed: int = 0, d: int = 3,
+                 t_max: float = 20.0, n_frames: int = 101, debounce: float = 0.3,
+                 player: dict | None = None, **kwargs):
+        super().__init__(**kwargs)
+        names = [v for _, v in MODEL_CHOICES]
+        if name not in names:
+            raise ValueError(f"name must be one of {names}, got {name!r}")
+        if t_max <= 0:
+            raise ValueError(f"t_max must be > 0, got {t_max}")
+        if debounce < 0:
+            raise ValueError(f"debounce must be >= 0 seconds, got {debounce}")
+        self.d, self.t_max, self.n_frames = int(d), float(t_max), int(n_frames)
+        self.debounce = float(debounce)
+        self._pending = None
+        self.last_timing: dict[str, float] = {}
+        self.updates = 0
+
+        style = {"description_width": "90px"}
+        lay = widgets.Layout(width="330px")
+        self.model = widgets.Dropdown(options=MODEL_CHOICES, value=name, description="model",
+                                      style=style, layout=lay)
+        self.beta = widgets.FloatSlider(value=beta, min=0.1, max=8.0, step=0.1, description="beta",
+                                        continuous_update=False, style=style, layout=lay)
+        self.n = widgets.IntSlider(value=n, min=8, max=256, step=8, description="tokens n",
+                                   continuous_update=False, style=style, layout=lay)
+        self.seed = widgets.BoundedIntText(value=seed, min=0, max=10_000, description="seed",
+                                           style=style, layout=lay)
+        self.omega = widgets.FloatSlider(value=omega, min=0.25, max=4.0, step=0.25,
+                                         description="omega", continuous_update=False,
+                                         style=style, layout=lay)
+        self.n_prompts = widgets.IntSlider(value=n_prompts, min=1, max=8, description="prompts",
+                                           continuous_update=False, style=style, layout=lay)
+        self.status = widgets.HTML()
+        self.controls = [self.model, self.beta, self.n, self.seed, self.omega, self.n_prompts]
+
+        self.trajectory = self.simulate()
+        self.player = TrajectoryPlayer(self.trajectory, **{"frame": -1, **(player or {})})
+        self.energy = EnergyPlot()
+        self._draw_energy()
+        self._sync_enabled()
+        self.status.value = self._status_text()
+        self.children = [
+            widgets.HBox([widgets.VBox(self.controls + [self.status]), self.energy.html]),
+            self.player,
+        ]
+        for control in self.controls:
+            control.observe(self._on_change, names="value")
+
+    # ------------------------------------------------------------------ model
+    def params(self) -> dict:
+        """The current control values, as ``experiments.setup`` keywords."""
+        return dict(name=self.model.value, n=int(self.n.value), d=self.d,
+                    beta=float(self.beta.value), omega=float(self.omega.value),
+                    n_prompts=int(self.n_prompts.value), seed=int(self.seed.value))
+
+    def simulate(self):
+        """Set up and integrate the experiment of the current controls (package calls only)."""
+        import usaav_edu as ue
+
+        p = self.params()
+        model, x0, xi = ue.experiments.setup(**p)
+        return ue.simulate(model, x0, xi, t_max=self.t_max, n_frames=self.n_frames,
+                           seed=p["seed"])
+
+    def _bound(self, traj):
+        try:
+            import usaav_edu as ue
+
+            xi = traj.xi if getattr(traj.model, "labels", "none") != "none" else None
+            return float(ue.energy_bound(traj.model, xi, n=traj.x.shape[1]))
+        except Exception:  # a bound is a nicety; the plot works without it
+            return None
+
+    def _draw_energy(self):
+        traj = self.trajectory
+        self.energy.draw(traj.t, traj.energy, self._bound(traj),
+                         title=f"{traj.model.name}, beta = {traj.model.beta:g}")
+
+    # ---------------------------------------------------------------- updates
+    def _on_change(self, change=None):
+        self._sync_enabled()
+        if self.debounce <= 0:
+            self.update()
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:          # no event loop (plain Python): update at once
+            self.update()
+            return
+        if self._pending is not None:
+            self._pending.cancel()
+        self.status.value = "<i>waiting for more changes...</i>"
+        self._pending = loop.call_later(self.debounce, self._fire)
+
+    def _fire(self):
+        self._pending = None
+        self.update()
+
+    def update(self):
+        """Re-simulate with the current controls and redraw the sphere and the energy."""
+        t0 = time.perf_counter()
+        try:
+            traj = self.simulate()
+        except (ValueError, TypeError, ArithmeticError) as err:
+            self.status.value = f"<span style='color:#b00'>{html.escape(str(err))}</span>"
+            return
+        t1 = time.perf_counter()
+        self.trajectory = traj
+        self.player.show(traj, frame=-1, animate=False)
+        self._draw_energy()
+        t2 = time.perf_counter()
+        self.last_timing = {"simulate": t1 - t0, "draw": t2 - t1, "total": t2 - t0}
+        self.updates += 1
+        self.status.value = self._status_text()
+        # the keyframes for the play button follow once the new state is on screen
+        try:
+            asyncio.get_running_loop().call_soon(self._rebuild_animation)
+        except RuntimeError:
+            self._rebuild_animation()
+
+    def _rebuild_animation(self):
+        t0 = time.perf_counter()
+        self.player.rebuild_animation()
+        self.last_timing["animation"] = time.perf_counter() - t0
+
+    def _sync_enabled(self):
+        name = self.model.value
+        self.omega.disabled = name not in USES_OMEGA
+        self.n_prompts.disabled = name not in USES_PROMPTS
+
+    def _status_text(self) -> str:
+        p = self.params()
+        timing = ""
+        if self.last_timing:
+            timing = (f"; last update {1000 * self.last_timing['total']:.0f} ms "
+                      f"(simulate {1000 * self.last_timing['simulate']:.0f} ms)")
+        return (f"<span style='font-size:12px'>{html.escape(p['name'])}: n = {p['n']}, "
+                f"d = {self.trajectory.x.shape[2]}, seed = {p['seed']}, t_max = {self.t_max:g}"
+                f"{timing}</span>")
