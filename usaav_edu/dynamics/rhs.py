@@ -227,24 +227,45 @@ def reduce_chunks(bufs, d, acc, z):
             z[j] += bufs[c, 2 * d, j]
 
 
+@njit(cache=True, fastmath=True)
+def serial_chunk_sums(yt, bias, has_bias, beta, linear):
+    """All pairs ``i < j`` in one chunk: a ``(1, 2d + 3, n)`` array of chunk buffers."""
+    d, n = yt.shape
+    bufs = np.empty((1, 2 * d + 3, n))
+    chunk_sums(yt, bias, has_bias, beta, linear, chunk_rows(n, 0, 1), bufs[0])
+    return bufs
+
+
 @njit(cache=True, parallel=True, fastmath=True)
+def parallel_chunk_sums(yt, bias, has_bias, beta, linear):
+    """All pairs ``i < j`` in one chunk per thread, run in parallel: the chunk buffers.
+
+    Only the ``prange`` loop is parallel (no array expressions that Numba
+    would turn into parallel regions of their own).
+    """
+    d, n = yt.shape
+    nchunks = num_threads()
+    bufs = np.empty((nchunks, 2 * d + 3, n))
+    for c in prange(nchunks):
+        chunk_sums(yt, bias, has_bias, beta, linear,
+                   chunk_rows(n, c, nchunks), bufs[c])
+    return bufs
+
+
+@njit(cache=True, fastmath=True)
 def pair_sums(yt, bias, has_bias, beta, linear):
     """Return ``(A, Z)`` with ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij``.
 
     ``yt`` holds the gauge coordinates as a ``(d, n)`` array (one row per
     coordinate).  ``bias`` is the symmetric ``(n, n)`` bias matrix when
     ``has_bias`` (any 2-D array otherwise).  The exponential profile needs
-    ``|beta| <= 700``.
+    ``|beta| <= 700``.  Serial below ``PARALLEL_MIN`` tokens, parallel above.
     """
     d, n = yt.shape
-    nchunks = 1 if n < PARALLEL_MIN else num_threads()
-    bufs = np.empty((nchunks, 2 * d + 3, n))
-    if nchunks == 1:
-        chunk_sums(yt, bias, has_bias, beta, linear, chunk_rows(n, 0, 1), bufs[0])
+    if n < PARALLEL_MIN:
+        bufs = serial_chunk_sums(yt, bias, has_bias, beta, linear)
     else:
-        for c in prange(nchunks):
-            chunk_sums(yt, bias, has_bias, beta, linear,
-                       chunk_rows(n, c, nchunks), bufs[c])
+        bufs = parallel_chunk_sums(yt, bias, has_bias, beta, linear)
     acc = np.zeros((d, n))
     z = np.zeros(n)
     reduce_chunks(bufs, d, acc, z)
