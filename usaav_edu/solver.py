@@ -27,6 +27,7 @@ class _Prepared:
         if not isinstance(model, Model):
             raise TypeError(f"model must be a usaav_edu Model (see usaav_edu.models), got {type(model).__name__}")
         x = v.points_on_sphere("x0", x)
+        self.x0 = x
         n, d = x.shape
         model.check_dimension(d)
         self.model = model
@@ -168,7 +169,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     xs = np.empty((n_frames, p.n, p.d))
     energies = np.empty(n_frames)
     state = p.state
-    xs[0] = p.contents()
+    xs[0] = p.x0  # exactly the input, not a round trip through the gauge
     energies[0] = p.energy()
     bar = _Progress(progress, n_frames - 1)
     n_rhs = 0
