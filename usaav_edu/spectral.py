@@ -1,0 +1,272 @@
+"""The spectral dichotomy of distance-bias kernels (MATH.md section 6).
+
+Tokens carry positions ``xi`` and interact through ``h = b(xi - zeta) phi(<x, y>)``.
+On ``n`` equally spaced positions of a circle, ``xi_j = j L / n`` (period ``L``, default
+``2 pi``), with an even ``L``-periodic bias ``b``, the bias matrix ``B_ij = b(xi_i - xi_j)`` is
+circulant and the linear energy diagonalizes in Fourier modes:
+
+    E = (1 / (2 n^2)) sum_ij b(xi_i - xi_j) <x_i, x_j> = 1/2 sum_k hat b(k) |hat m(k)|^2,
+
+    hat b(k) = (1/n) sum_l b(l L / n) e^{-2 pi i k l / n},
+    hat m(k) = (1/n) sum_j x_j e^{-2 pi i k xi_j / L}           (a vector in C^d),
+
+with ``sum_k |hat m(k)|^2 = 1`` (Parseval, since every ``|x_j| = 1``).  Hence
+``E <= max_k hat b(k) / 2``.  A non-negative bias has its largest coefficient at ``k = 0``
+(the constant profile: collapse); a sign-changing bias such as ``cos`` can put it at
+``k* != 0``, and then the maximizers are great circles wound ``k*`` times.
+
+Everything here is a small pure function of arrays, plus :func:`phase_diagram`, a cheap
+driver that simulates a grid of (bias type, omega, beta) with :func:`usaav_edu.simulate`
+and classifies the final states.
+"""
+
+import numbers
+
+import numpy as np
+
+from . import _validate as v
+
+TWO_PI = 2.0 * np.pi
+BIAS_TYPES = ("distance", "cosine")
+PHASES = ("collapse", "great circle", "other")
+
+
+# ---------------------------------------------------------------------- positions
+def circle_positions(n, period=TWO_PI):
+    """``n`` equally spaced positions ``xi_j = j * period / n``, j = 0 .. n-1."""
+    n = v.integer("n", n, minimum=1)
+    period = v.real_scalar("period", period, minimum=0.0, strict=True)
+    return period * np.arange(n) / n
+
+
+# ---------------------------------------------------------------------- Fourier coefficients
+def bias_fourier(b, n, period=TWO_PI):
+    """Fourier coefficients ``hat b(k)`` of a bias sampled on ``n`` equally spaced positions.
+
+    ``hat b(k) = (1/n) sum_{l=0}^{n-1} b(l L / n) e^{-2 pi i k l / n}`` for the integer
+    frequencies ``k = -(n//2) .. (n-1)//2`` (the eigenvalues of the circulant matrix
+    ``B_ij = b(xi_i - xi_j)``, divided by n).
+
+    Parameters
+    ----------
+    b : callable, vectorized: ``b(dxi)`` for an array of position differences; it should be
+        even and ``period``-periodic (only its samples ``b(l L / n)`` are used).
+    n : number of positions, >= 1.
+    period : the period L of the positions, > 0.
+
+    Returns
+    -------
+    k : (n,) int array of frequencies in increasing order.
+    bhat : (n,) array of coefficients (real when the samples are even, ``b(lL/n) = b((n-l)L/n)``;
+        complex otherwise).
+    """
+    if not callable(b):
+        raise TypeError(f"b must be a callable b(dxi), got {type(b).__name__}")
+    n = v.integer("n", n, minimum=1)
+    period = v.real_scalar("period", period, minimum=0.0, strict=True)
+    samples = np.asarray(b(period * np.arange(n) / n), dtype=np.complex128)
+    if samples.shape != (n,):
+        raise ValueError(f"b must return one value per position difference, shape ({n},), got {samples.shape}")
+    if not np.all(np.isfinite(samples)):
+        raise ValueError("b must return finite values")
+    bhat = np.fft.fft(samples) / n
+    k = np.fft.fftfreq(n, 1.0 / n).round().astype(np.int64)
+    order = np.argsort(k, kind="stable")
+    k, bhat = k[order], bhat[order]
+    if np.allclose(samples, np.roll(samples[::-1], 1), rtol=0.0, atol=1e-14 * max(1.0, np.abs(samples).max())):
+        bhat = bhat.real.copy()
+    return k, bhat
+
+
+def top_frequency(k, bhat):
+    """The frequency ``k* >= 0`` of the largest real coefficient (ties: the smallest ``|k|``).
+
+    Returns ``(k_star, bhat_max)``.
+    """
+    k = np.asarray(k)
+    bhat = np.asarray(bhat)
+    if k.ndim != 1 or bhat.shape != k.shape:
+        raise ValueError(f"k and bhat must be 1-D arrays of one shape, got {k.shape} and {bhat.shape}")
+    if k.size == 0:
+        raise ValueError("k must not be empty")
+    if np.iscomplexobj(bhat):
+        if np.max(np.abs(bhat.imag)) > 1e-12 * max(1.0, np.max(np.abs(bhat))):
+            raise ValueError("bhat must be real (an even bias); got complex coefficients")
+        bhat = bhat.real
+    top = bhat.max()
+    ties = np.flatnonzero(bhat >= top - 1e-12 * max(1.0, abs(top)))
+    k_star = int(np.min(np.abs(k[ties])))
+    return k_star, float(top)
+
+
+# ---------------------------------------------------------------------- the mean profile
+def mean_profile(x, xi):
+    """The mean profile ``m(xi) = E[x | xi]`` of an empirical law of tokens.
+
+    Returns ``(positions, m)``: the distinct positions in increasing order and, for each,
+    the mean of the tokens at that position (not normalized: ``|m| < 1`` when the tokens at
+    one position disagree, ``|m| = 1`` when they coincide).
+    """
+    x = v.points_on_sphere("x", x)
+    xi = v.float_array("xi", xi, ndim=1)
+    if xi.shape != (x.shape[0],):
+        raise ValueError(f"xi must have shape ({x.shape[0]},) (one position per token), got {xi.shape}")
+    pos, inverse = np.unique(xi, return_inverse=True)
+    m = np.zeros((pos.shape[0], x.shape[1]))
+    np.add.at(m, inverse, x)
+    m /= np.bincount(inverse, minlength=pos.shape[0])[:, None]
+    return pos, m
+
+
+def profile_fourier(x, xi, k, period=TWO_PI):
+    """``hat m(k) = (1/n) sum_j x_j e^{-2 pi i k xi_j / L}`` for each integer frequency in ``k``.
+
+    This is the Fourier transform of the mean profile ``m(xi)`` weighted by the empirical
+    position law.  Returns a complex array of shape ``(len(k), d)``.
+    """
+    x = v.points_on_sphere("x", x)
+    xi = v.float_array("xi", xi, ndim=1)
+    if xi.shape != (x.shape[0],):
+        raise ValueError(f"xi must have shape ({x.shape[0]},) (one position per token), got {xi.shape}")
+    k = np.asarray(k)
+    if k.ndim != 1 or not np.issubdtype(k.dtype, np.integer):
+        raise TypeError(f"k must be a 1-D array of integer frequencies, got dtype {k.dtype}, shape {k.shape}")
+    period = v.real_scalar("period", period, minimum=0.0, strict=True)
+    phase = np.exp(-2j * np.pi * np.outer(k, xi) / period)
+    return phase @ x / x.shape[0]
+
+
+def fourier_energy(bhat, mhat):
+    """``1/2 sum_k hat b(k) |hat m(k)|^2``: the linear-profile energy in Fourier variables.
+
+    ``bhat`` has shape (K,), ``mhat`` shape (K, d) (same frequencies in the same order).
+    """
+    bhat = np.asarray(bhat)
+    mhat = np.asarray(mhat)
+    if bhat.ndim != 1 or mhat.ndim != 2 or mhat.shape[0] != bhat.shape[0]:
+        raise ValueError(f"bhat must have shape (K,) and mhat shape (K, d), got {bhat.shape} and {mhat.shape}")
+    if not (np.all(np.isfinite(bhat)) and np.all(np.isfinite(mhat))):
+        raise ValueError("bhat and mhat must be finite")
+    power = np.sum(np.abs(mhat) ** 2, axis=1)
+    return float(np.real(np.sum(bhat * power)) / 2.0)
+
+
+# ---------------------------------------------------------------------- shape of a configuration
+def singular_values(x):
+    """Singular values of the ``(n, d)`` token matrix X, in decreasing order.
+
+    ``X^T X = sum_i x_i x_i^T``; its eigenvalues sum to n.  A Dirac has ``(sqrt n, 0, ...)``;
+    a uniform great circle (n >= 3 equally spaced) has ``(sqrt(n/2), sqrt(n/2), 0, ...)``.
+    """
+    x = v.points_on_sphere("x", x)
+    return np.linalg.svd(x, compute_uv=False)
+
+
+def great_circle_singular_values(n, d):
+    """The singular values ``(sqrt(n/2), sqrt(n/2), 0, ..., 0)`` of a uniform great circle in R^d."""
+    n = v.integer("n", n, minimum=3)
+    d = v.integer("d", d, minimum=2)
+    s = np.zeros(d)
+    s[:2] = np.sqrt(n / 2.0)
+    return s
+
+
+def winding_number(x, xi, period=TWO_PI):
+    """The frequency ``k >= 0`` carrying most of the profile's power ``|hat m(k)|^2 + |hat m(-k)|^2``.
+
+    For ``x_j = a cos(k xi_j) + c sin(k xi_j)`` on ``n > 2k`` equally spaced positions it is ``k``;
+    for a Dirac it is 0.
+    """
+    x = v.points_on_sphere("x", x)
+    n = x.shape[0]
+    ks = np.arange(-(n // 2), (n - 1) // 2 + 1)
+    power = np.sum(np.abs(profile_fourier(x, xi, ks, period)) ** 2, axis=1)
+    folded = {}
+    for k, p in zip(np.abs(ks), power):
+        folded[int(k)] = folded.get(int(k), 0.0) + float(p)
+    return max(sorted(folded), key=lambda k: folded[k])
+
+
+def classify(x, collapse_tol=1e-2, planar_tol=0.05):
+    """Name the shape of a final configuration: ``"collapse"``, ``"great circle"`` or ``"other"``.
+
+    * collapse: the spread ``sqrt(1 - |mean|^2)`` is below ``collapse_tol``;
+    * great circle: not collapsed, and the normalized singular values ``s / sqrt(n)`` satisfy
+      ``s_3 < planar_tol`` (the tokens lie in a plane through 0, so on a great circle) and
+      ``s_1 - s_2 < planar_tol`` (they are balanced around it, as cos and sin are);
+    * other: anything else (several clusters, a partly formed circle, ...).
+    """
+    x = v.points_on_sphere("x", x)
+    collapse_tol = v.real_scalar("collapse_tol", collapse_tol, minimum=0.0, strict=True)
+    planar_tol = v.real_scalar("planar_tol", planar_tol, minimum=0.0, strict=True)
+    m = x.mean(axis=0)
+    if np.sqrt(max(0.0, 1.0 - m @ m)) < collapse_tol:
+        return "collapse"
+    s = singular_values(x) / np.sqrt(x.shape[0])
+    s3 = s[2] if s.shape[0] > 2 else 0.0
+    if s3 < planar_tol and s[0] - s[1] < planar_tol:
+        return "great circle"
+    return "other"
+
+
+# ---------------------------------------------------------------------- phase diagram
+def bias_model(bias, omega, beta):
+    """The model of one phase-diagram cell.
+
+    ``bias="distance"``: ``b = exp(-omega |dxi|)`` (omega plays the role of the decay rate lam);
+    ``bias="cosine"``: ``b = cos(omega dxi)``.  The profile is ``e^{beta s}/beta``, which is the
+    linear kernel ``phi(s) = s`` at ``beta = 0``.
+    """
+    from . import models
+
+    v.choice("bias", bias, BIAS_TYPES)
+    omega = v.real_scalar("omega", omega, minimum=0.0)
+    beta = v.real_scalar("beta", beta, minimum=0.0)
+    if bias == "distance":
+        return models.distance_bias(beta=beta, lam=omega)
+    return models.cosine_bias(omega=omega, beta=beta, profile="exp")
+
+
+def phase_diagram(biases=BIAS_TYPES, omegas=(0.2, 1.0, 2.0), betas=(0.0, 1.0), n=32, d=3,
+                  t_max=40.0, seed=0, method="dopri5"):
+    """Simulate every cell (bias, omega, beta) and return one dict of final diagnostics per cell.
+
+    All cells share the positions ``xi_j = 2 pi j / n`` and the initial state
+    ``sphere.uniform(n, d, seed)``.  Each row holds: ``bias``, ``omega``, ``beta``, ``phase``
+    (:func:`classify`), ``spread``, ``sv`` (normalized singular values ``s / sqrt(n)``),
+    ``winding`` (:func:`winding_number`), ``energy``, ``energy_bound`` and ``b_negative``
+    (whether some pair has ``b(xi_i - xi_j) < 0``).  Cost: ``len(biases) * len(omegas) *
+    len(betas)`` runs of n tokens to ``t_max``; keep n small.
+    """
+    from . import diagnostics, energy_bound, simulate, sphere
+
+    if isinstance(biases, str) or not all(isinstance(b, str) for b in biases):
+        raise TypeError(f"biases must be a sequence of names from {BIAS_TYPES}, got {biases!r}")
+    for b in biases:
+        v.choice("biases", b, BIAS_TYPES)
+    for name, seq in (("omegas", omegas), ("betas", betas)):
+        if isinstance(seq, (str, bytes)) or not all(isinstance(s, numbers.Real) for s in seq) or len(seq) == 0:
+            raise TypeError(f"{name} must be a non-empty sequence of real numbers, got {seq!r}")
+    n = v.integer("n", n, minimum=3)
+    d = v.integer("d", d, minimum=3)
+    t_max = v.real_scalar("t_max", t_max, minimum=0.0, strict=True)
+    xi = circle_positions(n)
+    x0 = sphere.uniform(n, d, seed=seed)
+    rows = []
+    for bias in biases:
+        for omega in omegas:
+            for beta in betas:
+                model = bias_model(bias, omega, beta)
+                traj = simulate(model, x0, xi, t_max=t_max, method=method, n_frames=2, seed=seed)
+                xf = traj.final
+                rows.append({
+                    "bias": bias, "omega": float(omega), "beta": float(beta),
+                    "phase": classify(xf),
+                    "spread": diagnostics.spread(xf),
+                    "sv": singular_values(xf) / np.sqrt(n),
+                    "winding": winding_number(xf, xi),
+                    "energy": float(traj.energy[-1]),
+                    "energy_bound": float(energy_bound(model, xi)),
+                    "b_negative": bool(np.any(model.bias_matrix(xi) < 0.0)),
+                })
+    return rows
