@@ -15,6 +15,17 @@ from .models import Model
 from .solver import IntegrationError, energy, energy_bound, simulate
 from .trajectory import Trajectory
 
+
+
+def __getattr__(name):
+    # the widgets need pythreejs and ipywidgets: import them on first use only
+    if name == "widgets":
+        import importlib
+
+        return importlib.import_module(".widgets", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "diagnostics", "dynamics", "experiments", "maximizers", "models", "sphere", "Model",
     "IntegrationError", "energy", "energy_bound", "simulate", "Trajectory", "__version__",
