@@ -201,18 +201,23 @@ def chunk_sums(yt, bias, has_bias, beta, linear, rows, buf):
 
 @njit(cache=True, fastmath=True)
 def add_diagonal(yt, bias, has_bias, beta, linear, acc, z):
-    """Add the self-interaction ``w_ii y_i`` of every token."""
+    """Add the self-interaction ``w_ii y_i`` of every token (vectorized loops)."""
     d, n = yt.shape
+    coef = beta * LOG2E
+    w = np.zeros(n)
+    for k in range(d):
+        for i in range(n):
+            w[i] += yt[k, i] * yt[k, i]
     for i in range(n):
-        sii = 0.0
-        for k in range(d):
-            sii += yt[k, i] * yt[k, i]
-        wii = 1.0 if linear else np.exp(beta * sii)
-        if has_bias:
-            wii *= bias[i, i]
-        z[i] += wii
-        for k in range(d):
-            acc[k, i] += wii * yt[k, i]
+        w[i] = 1.0 if linear else fexp2(coef * w[i])
+    if has_bias:
+        for i in range(n):
+            w[i] *= bias[i, i]
+    for i in range(n):
+        z[i] += w[i]
+    for k in range(d):
+        for i in range(n):
+            acc[k, i] += w[i] * yt[k, i]
 
 
 @njit(cache=True, fastmath=True)
