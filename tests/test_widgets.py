@@ -133,13 +133,14 @@ def test_player_tracks_hold_the_subsampled_frames():
     assert np.allclose(player.token_positions, traj.x[0])   # starts at t = 0: press play
 
 
-@pytest.mark.parametrize("n", [64, 256])
-def test_player_payload_stays_under_one_megabyte(n):
+@pytest.mark.parametrize("n,trails", [(64, False), (256, False), (128, True), (256, True)])
+def test_payload_stays_under_one_megabyte(n, trails):
     traj = fake_trajectory(n=n, frames=201)
-    player = W.TrajectoryPlayer(traj)
+    player = W.TrajectoryPlayer(traj, trails=trails)
     size = W.embedded_state_bytes(player)
     assert size < 1_000_000, size
     assert len(player.frame_indices) >= 30
+    assert W.embedded_state_bytes(W.SphereView(traj, trails=trails)) < 1_000_000
 
 
 def test_player_show_replaces_the_animation():

@@ -102,6 +102,11 @@ class TrajectoryPlayer(SphereView):
         self.hud = three.Group(children=[bar, *ticks, self.clock], name="hud")
         self.camera.children = list(self.camera.children) + [self.hud]
 
+    def _trail_budget(self, m: int) -> float:
+        # trails share the player's budget with the keyframes: at most a third of what is left
+        room = self.max_bytes - BYTES_FIXED - BYTES_PER_TOKEN * m
+        return max(0.0, min(super()._trail_budget(m), room / 3))
+
     # ------------------------------------------------------------ animation
     def show(self, trajectory, frame: int | None = None, animate: bool = True):
         """Draw frame ``frame`` (default: the player's ``frame``) of ``trajectory``, and
@@ -120,7 +125,7 @@ class TrajectoryPlayer(SphereView):
         t = np.asarray(traj.t, dtype=float)
         x = x[:, self.token_index]
         n_frames, n = x.shape[:2]
-        k = frames_for_budget(n, n_frames, self.max_bytes, self.max_frames)
+        k = frames_for_budget(n, n_frames, self.max_bytes - self.trail_bytes, self.max_frames)
         idx = subsample(n_frames, k)
         times = (t[idx] - t[0]).astype(np.float32)
         span = float(times[-1]) if times[-1] > 0 else 1.0

@@ -26,6 +26,8 @@ from .colors import legend_entries, project_3d, token_colors
 SPHERE_COLOR = "#9ec5e8"
 CIRCLE_COLOR = "#8a8a8a"
 OVERLAY_COLOR = "#111111"
+#: page-state budget for trails, in bytes (fewer trail frames for many tokens)
+TRAIL_BYTES = 350_000
 
 
 def _unit_circle(normal_axis: int, height: float = 0.0, m: int = 128) -> np.ndarray:
@@ -77,7 +79,8 @@ class SphereView(widgets.VBox):
     x : array (n, d), optional
         Raw points to draw instead of a trajectory (with ``xi`` and ``labels``).
     trails : bool
-        Draw each token's path over the trajectory (subsampled to ``trail_frames`` frames).
+        Draw each token's path over the trajectory, subsampled to ``trail_frames`` frames, or
+        fewer so that the trails stay within ``TRAIL_BYTES`` of page state.
     coords : three ints
         For d > 3, the coordinates kept by the orthogonal projection (see ``project_3d``).
     width, height : int
@@ -109,6 +112,7 @@ class SphereView(widgets.VBox):
         self._token_geometry = None
         self._colors: list[str] = []
         self.trajectory = None
+        self.trail_bytes = 0
 
         self.camera = three.PerspectiveCamera(position=[2.6, 1.5, 2.2], up=[0, 0, 1], fov=40,
                                               aspect=width / height, near=0.05, far=50)
@@ -240,11 +244,16 @@ class SphereView(widgets.VBox):
         for child in self.trails.children:
             child.close()
         self.trails.children = []
+        self.trail_bytes = 0
         traj = self.trajectory
         if not self.show_trails or traj is None:
             return
         x = np.asarray(traj.x)
-        idx = subsample(x.shape[0], self.trail_frames)
+        m = len(self.token_index)
+        # two float32 xyz vertices per segment, positions and colours, base64: 64 bytes
+        k = min(self.trail_frames, 1 + int(self._trail_budget(m) // (64 * m)))
+        idx = subsample(x.shape[0], max(k, 2))
+        self.trail_bytes = 64 * m * (len(idx) - 1)
         p = project_3d(x[idx][:, self.token_index], self.coords).astype(np.float32)  # (k, m, 3)
         seg = np.stack([p[:-1], p[1:]], axis=2)                        # (k-1, n, 2, 3)
         seg = seg.transpose(1, 0, 2, 3).reshape(-1, 3)
@@ -257,6 +266,10 @@ class SphereView(widgets.VBox):
         lines = three.LineSegments(geometry=geometry, material=three.LineBasicMaterial(
             vertexColors="VertexColors", transparent=True, opacity=0.5), name="trail")
         self.trails.children = [lines]
+
+    def _trail_budget(self, m: int) -> float:
+        """Bytes of page state the trails of ``m`` tokens may use."""
+        return TRAIL_BYTES
 
     # ---------------------------------------------------------------- overlays
     def add_curve(self, points, color: str = OVERLAY_COLOR, closed: bool = False):
