@@ -1,0 +1,102 @@
+"""The reductions of usaav_edu.reductions against closed forms and the particle solver."""
+
+import math
+
+import numpy as np
+import pytest
+
+import usaav_edu as ue
+from usaav_edu import reductions as rd
+
+
+def test_equiangular_rk4_matches_closed_form_at_beta_zero():
+    t = np.linspace(0.0, 4.0, 41)
+    for n in (2, 5, 16):
+        exact = rd.equiangular_closed_form(t, n)
+        assert np.max(np.abs(rd.equiangular_solution(t, n, 0.0) - exact)) < 1e-10
+        assert np.max(np.abs(rd.equiangular_solution(t, n, 0.0, normalization="sa") - exact)) < 1e-10
+
+
+def test_closed_form_solves_the_equation():
+    t = np.linspace(0.0, 3.0, 301)
+    r = rd.equiangular_closed_form(t, 7, r0=0.2)
+    drdt = np.gradient(r, t, edge_order=2)
+    assert np.max(np.abs(drdt - rd.equiangular_rate(r, 7, 0.0))) < 1e-3
+    assert abs(r[0] - 0.2) < 1e-15 and np.all(np.diff(r) > 0) and r[-1] < 1
+
+
+@pytest.mark.parametrize("normalization,beta", [("usa", 1.0), ("usa", 2.5), ("sa", 2.0)])
+def test_equiangular_reduction_matches_the_particle_solver(normalization, beta):
+    n = 6
+    model = ue.models.usa(beta) if normalization == "usa" else ue.models.sa(beta)
+    traj = ue.simulate(model, ue.sphere.equiangular(n, n), t_max=2.0, n_frames=21)
+    r_sim = np.array([rd.pairwise_inner(x)[0] for x in traj.x])
+    r_ode = rd.equiangular_solution(traj.t, n, beta, normalization=normalization)
+    assert np.max(np.abs(r_sim - r_ode)) < 1e-6
+    mean, lo, hi = rd.pairwise_inner(traj.final)
+    assert hi - lo < 1e-12
+
+
+def test_equiangular_energy_is_the_particle_energy():
+    n, beta = 5, 1.5
+    x = ue.sphere.equiangular(n, n)
+    assert abs(rd.equiangular_energy(0.0, n, beta) - ue.energy(ue.models.usa(beta), x)) < 1e-12
+    assert abs(rd.equiangular_energy(1.0, n, beta) - math.exp(beta) / (2 * beta)) < 1e-12
+
+
+def test_circle_velocity_is_kuramoto_at_beta_zero():
+    theta = np.random.default_rng(0).uniform(0, 2 * np.pi, 9)
+    z = np.mean(np.exp(1j * theta))
+    kuramoto = abs(z) * np.sin(np.angle(z) - theta)
+    assert np.max(np.abs(rd.circle_velocity(theta, 0.0) - kuramoto)) < 1e-14
+
+
+def test_circle_flow_matches_the_particle_solver():
+    theta0 = np.random.default_rng(1).uniform(0, 2 * np.pi, 12)
+    for beta in (0.0, 1.5):
+        traj = ue.simulate(ue.models.usa(beta), ue.sphere.circle(theta0), t_max=5.0, n_frames=11)
+        theta = rd.circle_flow(theta0, beta, traj.t)
+        assert rd.angle_distance(rd.angles(traj.x), theta) < 1e-6
+
+
+def test_order_parameter_bounds():
+    assert abs(rd.order_parameter(np.zeros(5)) - 1.0) < 1e-15
+    assert rd.order_parameter(2 * np.pi * np.arange(8) / 8) < 1e-15
+
+
+def test_plateaus_and_durations():
+    t = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+    counts = np.array([5, 3, 3, 2, 2, 1])
+    runs = rd.plateaus(t, counts)
+    assert runs == [(5, 0.0, 1.0), (3, 1.0, 3.0), (2, 3.0, 5.0), (1, 5.0, 5.0)]
+    assert sum(b - a for _, a, b in runs) == t[-1] - t[0]
+    assert rd.time_with_clusters(t, counts, 3) == 2.0
+    assert rd.first_time_at_most(t, counts, 2) == 3.0
+    assert rd.first_time_at_most(t, np.full(6, 4), 1) == math.inf
+
+
+def test_cluster_staircase_counts_planted_clusters():
+    traj = ue.simulate(ue.models.usa(1.0), ue.sphere.uniform(20, 3, seed=2), t_max=40.0, n_frames=5)
+    counts = rd.cluster_staircase(traj, 1e-3)
+    assert counts[0] == 20 and counts[-1] == 1 and np.all(np.diff(counts) <= 0)
+
+
+def test_validation_names_the_argument():
+    with pytest.raises(ValueError, match="n"):
+        rd.equiangular_rate(0.0, 1, 1.0)
+    with pytest.raises(ValueError, match="beta"):
+        rd.equiangular_solution([0.0, 1.0], 4, -1.0)
+    with pytest.raises(ValueError, match="normalization"):
+        rd.equiangular_rate(0.0, 4, 1.0, normalization="softmax")
+    with pytest.raises(ValueError, match="t must"):
+        rd.equiangular_solution([1.0, 0.5], 4, 1.0)
+    with pytest.raises(ValueError, match="x must"):
+        rd.angles(np.zeros((3, 3)))
+    with pytest.raises(TypeError, match="traj"):
+        rd.cluster_staircase(np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="counts"):
+        rd.plateaus([0.0, 1.0], [1, 2, 3])
+    with pytest.raises(TypeError, match="counts"):
+        rd.plateaus([0.0, 1.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="r0"):
+        rd.equiangular_closed_form([0.0], 4, r0=1.5)

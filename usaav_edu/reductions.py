@@ -1,0 +1,270 @@
+"""Exact reductions of the particle system and measurements of its staircases.
+
+Small pure functions that the first chapters put beside full simulations:
+
+* the **equiangular reduction** (MATH.md section 1): if every pair of tokens has the same
+  inner product ``r``, it stays so, and
+
+      USA:  dr/dt = (2/n) e^{beta r} (1 - r) ((n - 1) r + 1)
+      SA:   dr/dt = 2 e^{beta r} (1 - r) ((n - 1) r + 1) / (e^beta + (n - 1) e^{beta r})
+
+  solved here by RK4 on the scalar (closed form at beta = 0);
+* the **circle form** (d = 2, ``x = (cos theta, sin theta)``):
+
+      dtheta_i/dt = (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i),
+
+  the Kuramoto model with identical oscillators at beta = 0, integrated in angles;
+* **staircases**: cluster counts frame by frame, the maximal runs of constant count
+  (plateaus), and the time a trajectory spends with k clusters.
+
+These functions never call the particle solver: they are independent of it, which is what
+makes a comparison with :func:`usaav_edu.simulate` a check.
+"""
+
+import math
+
+import numpy as np
+
+from . import _validate as v
+from .diagnostics import cluster_count
+
+NORMALIZATIONS = ("usa", "sa")
+
+
+# ---------------------------------------------------------------------- equiangular reduction
+def _equiangular_args(n, beta, normalization):
+    n = v.integer("n", n, minimum=2)
+    beta = v.real_scalar("beta", beta, minimum=0.0, maximum=700.0)
+    normalization = v.choice("normalization", normalization, NORMALIZATIONS)
+    return n, beta, normalization
+
+
+def equiangular_rate(r, n, beta, normalization="usa"):
+    """The right-hand side ``dr/dt`` of the equiangular reduction.
+
+    ``r`` is the common inner product ``<x_i, x_j>`` (i != j) of ``n`` tokens, a scalar or
+    array with values in ``[-1/(n-1), 1]``.  USA: ``(2/n) e^{beta r} (1 - r)((n-1) r + 1)``;
+    SA: ``2 e^{beta r} (1 - r)((n-1) r + 1) / (e^beta + (n-1) e^{beta r})``.
+    """
+    n, beta, normalization = _equiangular_args(n, beta, normalization)
+    r = v.float_array("r", r)
+    core = np.exp(beta * r) * (1.0 - r) * ((n - 1) * r + 1.0)
+    if normalization == "usa":
+        return 2.0 * core / n
+    return 2.0 * core / (math.exp(beta) + (n - 1) * np.exp(beta * r))
+
+
+def equiangular_closed_form(t, n, r0=0.0):
+    """The exact solution at ``beta = 0`` (USA and SA coincide there).
+
+    With ``a = n - 1`` the equation ``dr/dt = (2/n)(1 - r)(a r + 1)`` separates:
+    ``(a r + 1)/(1 - r) = K e^{2t}``, ``K = (a r0 + 1)/(1 - r0)``, hence
+
+        r(t) = (K e^{2t} - 1) / (a + K e^{2t}).
+    """
+    n = v.integer("n", n, minimum=2)
+    t = v.float_array("t", t)
+    r0 = v.real_scalar("r0", r0, minimum=-1.0 / (n - 1), maximum=1.0)
+    if np.any(t < 0):
+        raise ValueError("t must be >= 0")
+    if r0 == 1.0:
+        return np.ones_like(t)
+    a = n - 1
+    k = (a * r0 + 1.0) / (1.0 - r0)
+    # divide by e^{2t} to avoid overflow: r = (K - e^{-2t}) / (a e^{-2t} + K)
+    e = np.exp(-2.0 * t)
+    return (k - e) / (a * e + k)
+
+
+def equiangular_solution(t, n, beta, r0=0.0, normalization="usa", max_step=None):
+    """``r(t)`` of the equiangular reduction at the times ``t`` (increasing, starting at >= 0).
+
+    Classical RK4 on the scalar equation from ``r(0) = r0``, with at most ``max_step`` per
+    step (default ``min(0.01, 0.02 / L)`` with ``L`` a bound of the Lipschitz constant of the
+    right-hand side), so the error is far below any particle integrator's.  At ``beta = 0``
+    use :func:`equiangular_closed_form` for the exact value.
+    """
+    n, beta, normalization = _equiangular_args(n, beta, normalization)
+    t = v.float_array("t", t, ndim=1)
+    r0 = v.real_scalar("r0", r0, minimum=-1.0 / (n - 1), maximum=1.0)
+    if t.size == 0:
+        raise ValueError("t must hold at least one time")
+    if t[0] < 0 or np.any(np.diff(t) < 0):
+        raise ValueError("t must be non-decreasing and start at a time >= 0")
+    if max_step is None:
+        if normalization == "usa":
+            lip = 2.0 * math.exp(beta) * (beta + 2.0)
+        else:
+            lip = 2.0 * (beta + 2.0) * n
+        max_step = min(0.01, 0.02 / lip)
+    max_step = v.real_scalar("max_step", max_step, minimum=0.0, strict=True)
+
+    def f(r):
+        return float(equiangular_rate(r, n, beta, normalization))
+
+    out = np.empty_like(t)
+    r, now = r0, 0.0
+    for k, target in enumerate(t):
+        span = target - now
+        if span > 0:
+            steps = max(1, math.ceil(span / max_step))
+            h = span / steps
+            for _ in range(steps):
+                k1 = f(r)
+                k2 = f(r + 0.5 * h * k1)
+                k3 = f(r + 0.5 * h * k2)
+                k4 = f(r + h * k3)
+                r = min(1.0, r + h * (k1 + 2 * k2 + 2 * k3 + k4) / 6.0)
+            now = target
+        out[k] = r
+    return out
+
+
+def equiangular_energy(r, n, beta):
+    """The USA energy of an equiangular configuration with pairwise inner product ``r``.
+
+    ``E = (1/(2 beta n^2)) (n e^beta + n (n - 1) e^{beta r})`` (``beta > 0``); it rises to
+    ``e^beta/(2 beta)`` as ``r -> 1``.
+    """
+    n = v.integer("n", n, minimum=2)
+    beta = v.real_scalar("beta", beta, minimum=0.0, strict=True, maximum=700.0)
+    r = v.float_array("r", r)
+    return (n * math.exp(beta) + n * (n - 1) * np.exp(beta * r)) / (2.0 * beta * n * n)
+
+
+def pairwise_inner(x):
+    """Mean and range of the off-diagonal inner products ``<x_i, x_j>``, i != j.
+
+    Returns ``(mean, min, max)``; for an equiangular configuration ``min = max = mean``.
+    """
+    x = v.points_on_sphere("x", x)
+    n = x.shape[0]
+    if n < 2:
+        raise ValueError(f"x must hold at least two points, got {n}")
+    g = x @ x.T
+    off = g[~np.eye(n, dtype=bool)]
+    return float(off.mean()), float(off.min()), float(off.max())
+
+
+# ---------------------------------------------------------------------- circle (d = 2)
+def angles(x):
+    """Angles ``theta_i = atan2(x_i2, x_i1)`` of points on the circle; x of shape (..., n, 2)."""
+    x = v.float_array("x", x)
+    if x.ndim < 2 or x.shape[-1] != 2:
+        raise ValueError(f"x must have shape (..., n, 2) (points on the circle), got {x.shape}")
+    return np.arctan2(x[..., 1], x[..., 0])
+
+
+def circle_velocity(theta, beta):
+    """``dtheta_i/dt = (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i)``.
+
+    The USA flow on S^1 in angle form; at ``beta = 0`` it is Kuramoto's model of identical
+    oscillators with coupling 1: ``dtheta_i/dt = R sin(psi - theta_i)``, ``R e^{i psi}`` the
+    order parameter.
+    """
+    theta = v.float_array("theta", theta, ndim=1)
+    beta = v.real_scalar("beta", beta, minimum=0.0, maximum=700.0)
+    diff = theta[None, :] - theta[:, None]          # theta_j - theta_i
+    return np.mean(np.exp(beta * np.cos(diff)) * np.sin(diff), axis=1)
+
+
+def circle_flow(theta0, beta, t, max_step=None):
+    """Integrate :func:`circle_velocity` by RK4 in angles; returns ``theta`` of shape (len(t), n).
+
+    ``t`` is increasing and starts at 0 (the first row is ``theta0``).  ``max_step`` defaults
+    to ``min(0.01, 0.1 e^{-beta} / (1 + beta))``.
+    """
+    theta = v.float_array("theta0", theta0, ndim=1).copy()
+    beta = v.real_scalar("beta", beta, minimum=0.0, maximum=700.0)
+    t = v.float_array("t", t, ndim=1)
+    if t.size == 0 or t[0] != 0.0 or np.any(np.diff(t) < 0):
+        raise ValueError("t must be non-decreasing and start at 0")
+    if max_step is None:
+        max_step = min(0.01, 0.1 * math.exp(-beta) / (1.0 + beta))
+    max_step = v.real_scalar("max_step", max_step, minimum=0.0, strict=True)
+    out = np.empty((t.size, theta.size))
+    out[0] = theta
+    for k in range(1, t.size):
+        span = t[k] - t[k - 1]
+        if span > 0:
+            steps = max(1, math.ceil(span / max_step))
+            h = span / steps
+            for _ in range(steps):
+                k1 = circle_velocity(theta, beta)
+                k2 = circle_velocity(theta + 0.5 * h * k1, beta)
+                k3 = circle_velocity(theta + 0.5 * h * k2, beta)
+                k4 = circle_velocity(theta + h * k3, beta)
+                theta = theta + h * (k1 + 2 * k2 + 2 * k3 + k4) / 6.0
+        out[k] = theta
+    return out
+
+
+def order_parameter(theta):
+    """Kuramoto's order parameter ``R = |(1/n) sum_j e^{i theta_j}|`` (last axis), in [0, 1]."""
+    theta = v.float_array("theta", theta)
+    if theta.ndim < 1 or theta.shape[-1] < 1:
+        raise ValueError("theta must hold at least one angle on its last axis")
+    return np.abs(np.mean(np.exp(1j * theta), axis=-1))
+
+
+def angle_distance(a, b):
+    """Largest distance between angles on the circle, ``max |wrap(a - b)|`` in [0, pi]."""
+    a = v.float_array("a", a)
+    b = v.float_array("b", b)
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must have the same shape, got {a.shape} and {b.shape}")
+    return float(np.max(np.abs(np.angle(np.exp(1j * (a - b))))))
+
+
+# ---------------------------------------------------------------------- staircases
+def cluster_staircase(traj, tol=1e-2):
+    """Cluster count at every frame of a Trajectory (single linkage at distance ``tol``)."""
+    x = getattr(traj, "x", None)
+    if x is None or np.ndim(x) != 3:
+        raise TypeError("traj must be a Trajectory (with x of shape (F, n, d))")
+    tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
+    return np.array([cluster_count(xf, tol) for xf in x], dtype=np.int64)
+
+
+def _steps(t, counts):
+    t = v.float_array("t", t, ndim=1)
+    counts = np.asarray(counts)
+    if counts.shape != t.shape:
+        raise ValueError(f"counts must have the shape of t {t.shape}, got {counts.shape}")
+    if not np.issubdtype(counts.dtype, np.integer):
+        raise TypeError(f"counts must be integers, got dtype {counts.dtype}")
+    if np.any(np.diff(t) <= 0):
+        raise ValueError("t must be increasing")
+    return t, counts
+
+
+def plateaus(t, counts):
+    """Maximal runs of a constant count: a list of ``(k, t_start, t_end)``.
+
+    A run that starts at frame ``a`` and ends at frame ``b`` (the last frame with count k)
+    lasts until the next frame's time, ``t[b + 1]`` (or ``t[-1]`` for the last run), so the
+    run durations add up to ``t[-1] - t[0]``.
+    """
+    t, counts = _steps(t, counts)
+    runs = []
+    start = 0
+    for i in range(1, t.size + 1):
+        if i == t.size or counts[i] != counts[start]:
+            end = t[i] if i < t.size else t[-1]
+            runs.append((int(counts[start]), float(t[start]), float(end)))
+            start = i
+    return runs
+
+
+def time_with_clusters(t, counts, k):
+    """Total time a run spends with exactly ``k`` clusters (sum of its plateaus at k)."""
+    k = v.integer("k", k, minimum=1)
+    return float(sum(b - a for kk, a, b in plateaus(t, counts) if kk == k))
+
+
+def first_time_at_most(t, counts, k):
+    """First frame time at which the count is ``<= k`` (``inf`` if never)."""
+    t, counts = _steps(t, counts)
+    k = v.integer("k", k, minimum=1)
+    hit = np.flatnonzero(counts <= k)
+    return float(t[hit[0]]) if hit.size else math.inf
