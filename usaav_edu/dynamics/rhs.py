@@ -18,38 +18,47 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
   once and added to both tokens: ``A[:, i] += w_ij y_j`` is a vector
   reduction over ``j`` and ``A[:, j] += w_ij y_i`` a vector update.  The
   diagonal ``w_ii y_i`` is added at the end.
-* One fused SIMD loop per row.  For a row ``i`` the loop over ``j`` computes
-  ``beta <y_i, y_j>`` (``beta`` is folded into ``y_i``), the weight with the
-  inlined branch-free exponential of :mod:`fastexp`, and both updates, all
-  in registers; LLVM vectorizes it to AVX2 (4 pairs per instruction).
+* One fused SIMD loop per row.  For a row ``i`` the loop over ``j``
+  computes ``t = <beta log2(e) y_i, y_j>`` (the constants are folded into
+  ``y_i`` once per row), the weight ``w = 2**t = exp(beta <y_i, y_j>)`` with
+  the inlined, branch-free :func:`fastexp.fexp2`, and both updates, all in
+  registers; LLVM vectorizes it to AVX2 (4 pairs per instruction, about 21
+  multiply-adds per 4 pairs, which is what bounds the speed).  The loop runs
+  over array slices indexed from 0, so Numba emits no negative-index
+  wraparound and LLVM sees a plain counted loop.
 * Local buffers.  Each chunk of work copies ``y`` into the first rows of its
   own ``(2d + 3, n)`` buffer, whose next rows are the chunk's accumulators
-  (``A``, then ``Z``, then two scratch rows).  All inner loops index
-  contiguous rows of that single array from the same base, so there is no
-  aliasing doubt and no strided access.
+  (``A``, then ``Z``, then two scratch rows).  All inner loops read and
+  write contiguous rows of that one array, with no strided access.
 * Column tiles.  Rows are swept against one column tile of ``BLOCK`` tokens
   at a time, so the tile's rows of the buffer stay in the L1 cache.
 * ``d = 3`` is specialized (the dot product and the three updates unrolled
-  in the single loop); other ``d`` use the same layout with the dot product
-  and the updates as loops over the coordinates.
-* Parallelism.  Rows are dealt to ``nchunks`` chunks of equal work (chunk
+  in the single loop); other ``d`` use the same layout with the dot product,
+  the weights and the updates as separate vectorized loops over a scratch
+  row.
+* Bias.  The no-bias case passes ``None`` as the bias row, so Numba compiles
+  it without the multiplication (a branch on the type, not in the loop).
+* Parallelism.  Rows are dealt to one chunk per thread, of equal work (chunk
   ``c`` gets rows ``i`` with ``i mod 2 nchunks`` equal to ``c`` or
   ``2 nchunks - 1 - c``, pairing long and short rows of the triangle); the
   chunks run in parallel and their buffers are summed.  For ``n <
-  PARALLEL_MIN`` one serial chunk avoids the thread launch.
+  PARALLEL_MIN`` one serial chunk avoids the thread launch (a few
+  microseconds when the machine is idle; on an oversubscribed machine a
+  parallel region waits for a descheduled worker, and small ``n`` then pays
+  milliseconds).
 """
 
 import numpy as np
 from numba import njit, prange
 
-# ``num_threads()`` compiles to a ctypes pointer, which makes the
+# ``numba.get_num_threads()`` compiles to a ctypes pointer, which makes the
 # caller uncacheable; this intrinsic calls the same runtime symbol directly.
 from numba.np.ufunc.parallel import _iget_num_threads as num_threads
 
 from .fastexp import LOG2E, fexp2
 
 BLOCK = 256
-PARALLEL_MIN = 320
+PARALLEL_MIN = 160
 
 
 @njit(cache=True, fastmath=True)
