@@ -14,7 +14,7 @@ WIDGET_JS := _static_widgets/widgets-js
 WIDGET_JS_STAMP := node_modules/.usaav-widget-js.stamp
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: book test lab bench venv clean widget-js chromium
+.PHONY: book test lab bench venv clean widget-js chromium book-student slides pdf
 
 venv: $(VENV)/.installed
 
@@ -52,10 +52,22 @@ book: venv widget-js
 
 # unit tests, then the notebooks (nbval), then the book build, then the built pages in a browser
 test: venv widget-js chromium
-	$(PY) -m pytest -q tests --ignore=tests/browser
+	$(PY) -m pytest -q tests --ignore=tests/browser --ignore=tests/test_slides_pdf.py
 	$(PY) -m pytest -q --nbval-lax book/
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
-	$(PY) -m pytest -q tests/browser
+	$(PY) -m pytest -q tests/browser tests/test_slides_pdf.py
+
+# The seminar kit (README, "For instructors"): the student edition without solutions
+# (_build/student/_build/html), one reveal.js deck per chapter (_build/slides), and one PDF per
+# chapter and problem set printed by chromium from the built book (_build/pdf).
+book-student: venv widget-js
+	$(PY) tools/editions.py student -- -W -n --keep-going
+
+slides: venv widget-js
+	$(PY) tools/slides.py --out _build/slides
+
+pdf: book chromium
+	$(PY) tools/print_pdf.py --site _build/html --out _build/pdf
 
 lab: venv
 	$(VENV)/bin/jupyter lab --ServerApp.allow_root=True --notebook-dir=book
