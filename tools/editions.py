@@ -157,7 +157,8 @@ def strip_notebook(nb: dict) -> tuple[dict, list[str]]:
 def solution_texts(source_dir: Path) -> dict[str, list[str]]:
     """Every solution body of the book's pages under ``source_dir`` (path -> texts)."""
     out: dict[str, list[str]] = {}
-    for path in sorted(source_dir.rglob("*")):
+    pages = source_dir / "book" if (source_dir / "book").is_dir() else source_dir
+    for path in sorted(pages.rglob("*")):
         if any(p in {"_build", "node_modules", ".venv", ".git", ".ipynb_checkpoints"}
                for p in path.relative_to(source_dir).parts):
             continue
