@@ -143,3 +143,30 @@ def test_pair_sums_property(inputs):
     a_p, z_p = rhs.pair_sums(*kernel_args(y[perm], bias_p), beta, linear)
     assert rel_err(a_p, a[:, perm]) < RTOL
     assert rel_err(z_p, z[perm]) < RTOL
+
+
+def test_cached_velocity_reloads_in_fresh_processes(tmp_path):
+    """``velocity`` (a cached caller of the parallel pair sums) runs after a reload from the cache."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import numpy as np\n"
+        "from usaav_edu.dynamics.rhs import velocity, PARALLEL_MIN\n"
+        "for n in (5, PARALLEL_MIN + 3):\n"
+        "    yt = np.random.default_rng(0).standard_normal((3, n))\n"
+        "    yt /= np.linalg.norm(yt, axis=0)\n"
+        "    out = np.empty_like(yt)\n"
+        "    velocity(yt, np.ones((1, 1)), False, 1.0, False, False,\n"
+        "             np.ones(n, dtype=np.bool_), False, out)\n"
+        "    assert np.all(np.isfinite(out))\n"
+    )
+    root = Path(rhs.__file__).resolve().parents[2]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    for _ in range(2):  # compile and store, then load from the cache
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]

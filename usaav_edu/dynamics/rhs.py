@@ -48,12 +48,19 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
   milliseconds).
 """
 
+import numba
 import numpy as np
 from numba import njit, prange
 
 # ``numba.get_num_threads()`` compiles to a ctypes pointer, which makes the
 # caller uncacheable; this intrinsic calls the same runtime symbol directly.
 from numba.np.ufunc.parallel import _iget_num_threads as num_threads
+
+# Start the threading layer now: it registers the runtime symbols (thread
+# count, scheduler) that compiled code calls.  A parallel function reloaded
+# from the cache does this itself, but a cached caller of one (``velocity``
+# below, or other compiled code calling ``pair_sums``) does not.
+numba.get_num_threads()
 
 from .fastexp import LOG2E, fexp2
 
