@@ -1,61 +1,106 @@
 """Throughput of the right-hand side, counted in pair interactions (n^2 per evaluation).
 
-Used by ``usaav-edu bench`` and ``benchmarks/rhs_throughput.py``.  The NumPy
-side is the dense formula in content coordinates
-(``S = X X^T; W = exp(beta S); V = W X / n; V - <V, X> X``), the Numba side the
-package's velocity in gauge coordinates; both on the same random unit vectors
-(d = 3, beta = 1, no bias), both warmed up, timed as the median of ``repeats``.
+Used by ``usaav-edu bench`` and ``benchmarks/rhs_throughput.py``.  For each n
+(d = 3, beta = 1, exponential profile, no bias, random unit vectors) it times
+
+* the package's velocity as the solver calls it
+  (:func:`usaav_edu.dynamics.integrators.velocity`: Numba pair sums, then the
+  projection), and
+* the dense NumPy reference in content coordinates:
+  ``S = Y Y^T; W = exp(beta S); V = W Y / n; f = V - <V, Y> Y``.
+
+Both sides are warmed up, then timed with ``time.perf_counter`` in batches
+long enough to be measurable; the batches of the two sides alternate (so a
+change of machine load affects both) and each figure is the median of
+``repeats`` batches.
 """
 
 import time
 
 import numpy as np
 
+from .dynamics.fastexp import X_MAX, exp_array
 from .dynamics.integrators import velocity
 from .sphere import uniform
 
 
-def numpy_velocity(x, beta):
-    """The dense NumPy velocity of USA: ``P_{x_i}((1/n) sum_j e^{beta<x_i,x_j>} x_j)``."""
-    w = np.exp(beta * (x @ x.T))
-    v = w @ x / x.shape[0]
-    return v - np.sum(v * x, axis=1, keepdims=True) * x
+def numpy_velocity(y, beta):
+    """The dense NumPy reference: ``P_{y_i}((1/n) sum_j exp(beta <y_i, y_j>) y_j)``."""
+    w = np.exp(beta * (y @ y.T))
+    v = w @ y / y.shape[0]
+    return v - np.sum(v * y, axis=1, keepdims=True) * y
 
 
-def _median_time(fn, min_time=0.2, repeats=7):
-    fn()
+def numba_velocity_call(y, beta):
+    """A zero-argument closure evaluating the package velocity at ``y`` (USA, exp profile)."""
+    yt = np.ascontiguousarray(y.T)
+    out = np.empty_like(yt)
+    args = (np.ones((1, 1)), False, float(beta), False, False, np.ones(1, dtype=np.bool_), False)
+
+    def call():
+        velocity(yt, args, out)
+        return out.T
+
+    return call
+
+
+def batch_size(fn, min_time):
+    """Smallest power of two of calls of ``fn`` that last at least ``min_time`` seconds."""
     calls = 1
     while True:
         t0 = time.perf_counter()
         for _ in range(calls):
             fn()
-        el = time.perf_counter() - t0
-        if el >= min_time / repeats:
-            break
+        if time.perf_counter() - t0 >= min_time:
+            return calls
         calls *= 2
-    times = []
+
+
+def median_times(fns, repeats, min_time):
+    """Median seconds per call of each of ``fns``, batches alternating between them."""
+    for fn in fns:
+        fn()  # warm-up (compilation, caches)
+    sizes = [batch_size(fn, min_time) for fn in fns]
+    times = [[] for _ in fns]
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        times.append((time.perf_counter() - t0) / calls)
-    return float(np.median(times))
+        for fn, calls, ts in zip(fns, sizes, times):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            ts.append((time.perf_counter() - t0) / calls)
+    return [float(np.median(ts)) for ts in times]
 
 
-def measure(n_values=(256, 1024), d=3, beta=1.0, repeats=7, seed=0):
+def exp_max_rel_error(num=2_000_001):
+    """Maximum relative error of the vectorized exp against ``numpy.exp`` on a grid of ``|x| <= 700``."""
+    x = np.linspace(-X_MAX, X_MAX, num)
+    return float(np.max(np.abs(exp_array(x) / np.exp(x) - 1.0)))
+
+
+def measure(n_values=(256, 1024), repeats=9, d=3, beta=1.0, min_time=0.05, seed=0):
     """Pair interactions per second of the Numba and NumPy velocities, and their ratio.
 
-    Returns a list of dicts with keys n, numba, numpy, ratio, max_abs_diff.
+    Returns one dict per ``n`` with keys ``n``, ``numba`` and ``numpy`` (pair
+    interactions per second), ``ratio`` (NumPy time / Numba time) and
+    ``max_abs_diff`` (largest absolute difference of the two velocities).
     """
     rows = []
     for n in n_values:
-        x = uniform(n, d, seed=seed)
-        yt = np.ascontiguousarray(x.T)
-        out = np.empty_like(yt)
-        args = (np.ones((1, 1)), False, float(beta), False, False, np.ones(1, dtype=np.bool_), False)
-        t_numba = _median_time(lambda: velocity(yt, args, out), repeats=repeats)
-        t_numpy = _median_time(lambda: numpy_velocity(x, beta), repeats=repeats)
-        diff = float(np.max(np.abs(out.T - numpy_velocity(x, beta))))
+        y = uniform(n, d, seed=seed)
+        fast = numba_velocity_call(y, beta)
+        ref = lambda: numpy_velocity(y, beta)  # noqa: E731
+        t_numba, t_numpy = median_times([fast, ref], repeats, min_time)
+        diff = float(np.max(np.abs(fast() - ref())))
         rows.append({"n": n, "numba": n * n / t_numba, "numpy": n * n / t_numpy,
                      "ratio": t_numpy / t_numba, "max_abs_diff": diff})
     return rows
+
+
+def report(n_values=(256, 1024), repeats=9):
+    """The benchmark as printed text."""
+    lines = [f"{'n':>6} {'Numba pairs/s':>14} {'NumPy pairs/s':>14} {'ratio':>7} {'max |dv|':>10}"]
+    for r in measure(n_values, repeats=repeats):
+        lines.append(f"{r['n']:>6} {r['numba']:>14.3e} {r['numpy']:>14.3e} {r['ratio']:>7.1f} "
+                     f"{r['max_abs_diff']:>10.1e}")
+    lines.append(f"fast exp: max relative error over |x| <= {X_MAX:g}: {exp_max_rel_error():.2e}")
+    return "\n".join(lines)

@@ -35,7 +35,7 @@ def _parser():
     s.add_argument("--out", default=None, help="output .npz file")
     b = sub.add_parser("bench", help="print right-hand-side throughput (pair interactions per second)")
     b.add_argument("--n", type=int, nargs="+", default=[256, 1024])
-    b.add_argument("--repeats", type=int, default=7)
+    b.add_argument("--repeats", type=int, default=9)
     return p
 
 
@@ -58,11 +58,9 @@ def _simulate(a):
 
 
 def _bench(a):
-    from .bench import measure
+    from .bench import report
 
-    print(f"{'n':>6} {'numba pairs/s':>15} {'numpy pairs/s':>15} {'ratio':>7}")
-    for r in measure(a.n, repeats=a.repeats):
-        print(f"{r['n']:>6} {r['numba']:>15.3e} {r['numpy']:>15.3e} {r['ratio']:>7.1f}")
+    print(report(a.n, repeats=a.repeats))
 
 
 def main(argv=None):
