@@ -163,6 +163,21 @@ def print_page(browser, html_path: Path, pdf_path: Path, mathjax_dir: Path,
             "canvases": n, "pictures": pictures}
 
 
+def check_pdf(pdf_path: Path, title: str) -> list[str]:
+    """Problems of a printed page: no pages, or its title missing from the text of page 1-2."""
+    import io
+
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(Path(pdf_path).read_bytes()))
+    if len(reader.pages) < 1:
+        return [f"{pdf_path}: no pages"]
+    text = " ".join((p.extract_text() or "") for p in reader.pages[:2])
+    if not title or "".join(title.split()) not in "".join(text.split()):
+        return [f"{pdf_path}: title {title!r} not found in the text"]
+    return []
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
@@ -189,7 +204,10 @@ def main(argv=None) -> int:
             t0 = time.perf_counter()
             pdf = args.out / (html_path.stem + ".pdf")
             info = print_page(browser, html_path, pdf, args.mathjax)
-            ok = info["pictures"] == info["renderers"]
+            bad = check_pdf(pdf, page_title(html_path))
+            for b in bad:
+                print(b, file=sys.stderr)
+            ok = info["pictures"] == info["renderers"] and not bad
             failures += not ok
             print(f"{pdf}: {info['pictures']}/{info['renderers']} spheres as pictures"
                   f"  ({time.perf_counter() - t0:.1f} s){'' if ok else '  MISSING SPHERES'}")
