@@ -100,3 +100,31 @@ def test_validation_names_the_argument():
         rd.plateaus([0.0, 1.0], [1.0, 2.0])
     with pytest.raises(ValueError, match="r0"):
         rd.equiangular_closed_form([0.0], 4, r0=1.5)
+
+
+def test_two_cluster_rate_and_merge_time():
+    th = np.linspace(0.1, 3.0, 7)
+    # equal masses, beta = 0: SA and USA both give -sin(theta)
+    assert np.max(np.abs(rd.two_cluster_rate(th, 0.5, 0.0, "sa") + np.sin(th))) < 1e-14
+    assert np.max(np.abs(rd.two_cluster_rate(th, 0.3, 0.0, "usa") + np.sin(th))) < 1e-14
+    # beta = 0: T = log(tan(theta0/2) / tan(theta_end/2))
+    exact = np.log(np.tan(np.pi / 4) / np.tan(0.005))
+    assert abs(rd.two_cluster_merge_time(np.pi / 2, 0.01, 0.5, 0.0, "sa") - exact) < 1e-9
+    # large beta: T ~ e^{beta (1 - cos theta0)} / (2 beta sin^2 theta0) for SA, equal masses
+    beta = 40.0
+    t = rd.two_cluster_merge_time(np.pi / 2, 0.01, 0.5, beta, "sa")
+    assert abs(t * 2 * beta * np.exp(-beta) - 1) < 0.06
+
+
+def test_two_cluster_reduction_matches_the_particle_solver():
+    n, th0, beta = 8, 2.0, 3.0
+    x0 = ue.sphere.circle(np.r_[np.zeros(n // 2), np.full(n // 2, th0)])
+    for model, norm in [(ue.models.usa(beta), "usa"), (ue.models.sa(beta), "sa")]:
+        t_half = rd.two_cluster_merge_time(th0, 1.0, 0.5, beta, norm)
+        traj = ue.simulate(model, x0, t_max=t_half, method="dopri5", n_frames=2)
+        a = rd.angles(traj.final)
+        assert abs(abs(np.angle(np.exp(1j * (a[-1] - a[0])))) - 1.0) < 1e-5
+    with pytest.raises(ValueError, match="theta_end"):
+        rd.two_cluster_merge_time(1.0, 2.0, 0.5, 1.0)
+    with pytest.raises(ValueError, match="p"):
+        rd.two_cluster_rate(1.0, 1.5, 1.0)

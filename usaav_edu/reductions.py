@@ -14,6 +14,8 @@ Small pure functions that the first chapters put beside full simulations:
       dtheta_i/dt = (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i),
 
   the Kuramoto model with identical oscillators at beta = 0, integrated in angles;
+* the **two-cluster reduction**: two point clusters at angle theta merge along a scalar ODE,
+  with a merge time computed by quadrature;
 * **staircases**: cluster counts frame by frame, the maximal runs of constant count
   (plateaus), and the time a trajectory spends with k clusters.
 
@@ -214,6 +216,51 @@ def angle_distance(a, b):
     if a.shape != b.shape:
         raise ValueError(f"a and b must have the same shape, got {a.shape} and {b.shape}")
     return float(np.max(np.abs(np.angle(np.exp(1j * (a - b))))))
+
+
+# ---------------------------------------------------------------------- two clusters
+def two_cluster_rate(theta, p, beta, normalization="usa"):
+    """``dtheta/dt`` for two Dirac clusters at angle ``theta`` with masses ``p`` and ``1 - p``.
+
+    Two point clusters stay point clusters and move in the plane they span, so their angle
+    obeys a scalar equation:
+
+        USA:  dtheta/dt = -e^{beta cos theta} sin theta
+        SA:   dtheta/dt = -sin theta e^{beta c} [ (1-p) / (p e^beta + (1-p) e^{beta c})
+                                                  + p / ((1-p) e^beta + p e^{beta c}) ],  c = cos theta.
+    """
+    theta = v.float_array("theta", theta)
+    p = v.real_scalar("p", p, minimum=0.0, strict=True, maximum=1.0)
+    if p == 1.0:
+        raise ValueError("p must be < 1 (two clusters with positive masses)")
+    beta = v.real_scalar("beta", beta, minimum=0.0, maximum=700.0)
+    normalization = v.choice("normalization", normalization, NORMALIZATIONS)
+    c, s = np.cos(theta), np.sin(theta)
+    if normalization == "usa":
+        return -np.exp(beta * c) * s
+    # divide numerator and denominator by e^beta to avoid overflow
+    w = np.exp(beta * (c - 1.0))
+    return -s * w * ((1 - p) / (p + (1 - p) * w) + p / ((1 - p) + p * w))
+
+
+def two_cluster_merge_time(theta0, theta_end, p, beta, normalization="usa", points=4001):
+    """Time for two Dirac clusters to go from angle ``theta0`` to ``theta_end`` (0 < end < theta0 < pi).
+
+    ``T = int_{theta_end}^{theta0} dtheta / |dtheta/dt|``, by Simpson's rule in ``u = log theta``
+    (the integrand ``theta / |rate|`` is smooth there) on ``points`` nodes.
+    """
+    theta0 = v.real_scalar("theta0", theta0, minimum=0.0, strict=True, maximum=np.pi)
+    theta_end = v.real_scalar("theta_end", theta_end, minimum=0.0, strict=True)
+    if not theta_end < theta0 < np.pi:
+        raise ValueError(f"theta_end must be < theta0 < pi, got theta_end = {theta_end}, theta0 = {theta0}")
+    points = v.integer("points", points, minimum=3)
+    if points % 2 == 0:
+        points += 1
+    u = np.linspace(np.log(theta_end), np.log(theta0), points)
+    th = np.exp(u)
+    f = th / np.abs(two_cluster_rate(th, p, beta, normalization))
+    h = u[1] - u[0]
+    return float(h / 3.0 * (f[0] + f[-1] + 4.0 * f[1:-1:2].sum() + 2.0 * f[2:-1:2].sum()))
 
 
 # ---------------------------------------------------------------------- staircases
