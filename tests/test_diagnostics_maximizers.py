@@ -70,3 +70,9 @@ def test_distance_bias_bound_is_attained_by_a_dirac():
     dirac = np.tile([1.0, 0.0, 0.0], (n, 1))
     assert abs(ue.energy(model, dirac, xi) - ue.energy_bound(model, xi)) < 1e-12
     assert ue.energy(model, ue.sphere.uniform(n, 3, seed=0), xi) < ue.energy_bound(model, xi)
+
+
+def test_diameter_resolves_tiny_clusters():
+    x = np.array([[1.0, 0.0, 0.0], [np.cos(1e-10), np.sin(1e-10), 0.0], [np.cos(3e-10), -np.sin(3e-10), 0.0]])
+    assert abs(dg.diameter(x) - 4e-10) < 1e-15
+    assert dg.diameter(x[:1]) == 0.0

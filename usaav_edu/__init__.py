@@ -10,7 +10,7 @@ The data path is model -> simulate -> Trajectory -> diagnostics / maximizers -> 
 
 __version__ = "0.1.0"
 
-from . import diagnostics, dynamics, experiments, maximizers, models, sphere
+from . import diagnostics, dynamics, experiments, laws, maximizers, models, reductions, spectral, sphere
 from .models import Model
 from .solver import IntegrationError, energy, energy_bound, simulate
 from .trajectory import Trajectory
@@ -27,6 +27,7 @@ def __getattr__(name):
 
 
 __all__ = [
-    "diagnostics", "dynamics", "experiments", "maximizers", "models", "sphere", "Model",
+    "diagnostics", "dynamics", "experiments", "laws", "maximizers", "models", "reductions", "spectral", "sphere",
+    "Model",
     "IntegrationError", "energy", "energy_bound", "simulate", "Trajectory", "__version__",
 ]

@@ -22,8 +22,11 @@ def spread(x):
 def diameter(x):
     """``max_ij |x_i - x_j|``."""
     x = v.points_on_sphere("x", x)
-    g = x @ x.T
-    return float(np.sqrt(max(0.0, 2.0 - 2.0 * g.min())))
+    # differences, not sqrt(2 - 2 <x_i, x_j>): that loses all digits below ~1e-8
+    best = 0.0
+    for i in range(x.shape[0] - 1):
+        best = max(best, float(np.max(np.linalg.norm(x[i + 1:] - x[i], axis=1))))
+    return best
 
 
 def dirac_distance(x):
