@@ -5,13 +5,17 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
+# Numba caches compiled kernels on disk; the folder is keyed by a hash of the package source, so a
+# changed kernel never loads a stale cache entry compiled against another version of its callees.
+export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache/$(shell cat usaav_edu/*.py usaav_edu/dynamics/*.py | sha1sum | cut -c1-12)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 # Widget JavaScript for the static book: installed from package-lock.json with npm ci and
 # copied into _static_widgets/widgets-js/ (git-ignored; _config.yml publishes it).
 WIDGET_JS := _static_widgets/widgets-js
 WIDGET_JS_STAMP := node_modules/.usaav-widget-js.stamp
+# MathJax for the book's pages, served from the site too (published as <site>/mathjax/)
+BOOK_MATHJAX := _static_widgets/mathjax
 CHROMIUM := /usr/bin/chromium
 
 .PHONY: book test lab bench venv clean widget-js chromium book-student slides pdf
@@ -29,7 +33,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 	touch $@
 
-$(WIDGET_JS_STAMP): node_modules/.package-lock.json tools/widget_js/require-config.js
+$(WIDGET_JS_STAMP): node_modules/.package-lock.json tools/widget_js/require-config.js Makefile
 	rm -rf $(WIDGET_JS)
 	mkdir -p $(WIDGET_JS)/jupyter-threejs
 	cp node_modules/requirejs/require.js $(WIDGET_JS)/
@@ -39,6 +43,10 @@ $(WIDGET_JS_STAMP): node_modules/.package-lock.json tools/widget_js/require-conf
 	cp node_modules/@jupyter-widgets/html-manager/dist/embed.js.LICENSE.txt $(WIDGET_JS)/embed-amd.js.LICENSE.txt
 	cp node_modules/jupyter-threejs/dist/index.js node_modules/jupyter-threejs/dist/index.js.LICENSE.txt \
 	   $(WIDGET_JS)/jupyter-threejs/
+	rm -rf $(BOOK_MATHJAX)
+	mkdir -p $(BOOK_MATHJAX)
+	cp -r node_modules/mathjax/es5/{tex-mml-chtml.js,input,output,a11y,sre,ui} node_modules/mathjax/LICENSE \
+	   $(BOOK_MATHJAX)/
 	rm -rf _build/html  # Sphinx copies html_extra_path only when some page is rebuilt
 	touch $@
 

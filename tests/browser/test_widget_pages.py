@@ -88,14 +88,19 @@ def test_widgets_render_and_play(page, html):
         assert k >= 0, f"player {j} has no canvas in its widget"
         canvas = canvases.nth(k)
         before = canvas.screenshot()
-        page.locator(".widget-play").nth(j).locator("button").first.click()
-        time.sleep(1.5)
-        mid = canvas.screenshot()
-        time.sleep(1.5)
-        after = canvas.screenshot()
-        assert image_change(before, mid) > 0.002, f"player {j}: nothing moved after play"
-        assert image_change(mid, after) > 0.002, f"player {j}: stopped moving while playing"
-        assert not is_blank(after), f"player {j}: canvas went blank while playing"
+        buttons = page.locator(".widget-play").nth(j).locator("button")
+        buttons.nth(0).click()                    # play
+        shots = []
+        for _ in range(4):
+            time.sleep(0.5)
+            shots.append(canvas.screenshot())
+        buttons.nth(1).click()                    # pause: software WebGL is slow, keep one busy
+        moved = max(image_change(before, s) for s in shots)
+        assert moved > 0.002, f"player {j}: nothing moved after play ({moved:.5f})"
+        # tokens may settle early (a collapse is quick); the time bead keeps moving
+        steps = [image_change(a, b) for a, b in zip(shots, shots[1:])]
+        assert min(steps) > 0.0003, f"player {j}: stopped moving while playing {steps}"
+        assert not any(is_blank(s) for s in shots), f"player {j}: canvas went blank while playing"
 
     assert not page.log.outside, f"requests left file:// (not offline): {page.log.outside}"
     bad = [text for text, loc in page.log.errors if not is_harmless(text, loc)]

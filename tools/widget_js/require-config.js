@@ -19,4 +19,26 @@
     },
     waitSeconds: 60
   });
+
+  // The widget manager typesets labels with the MathJax 2 call MathJax.Hub.Queue; the book
+  // loads MathJax 3, which has no Hub.  Give it a small Hub that typesets with MathJax 3.
+  // Installed at "load", after the deferred MathJax script and before widgets render.
+  function mathjaxHubShim() {
+    var mj = window.MathJax;
+    if (!mj || mj.Hub) return;
+    mj.Hub = {
+      Queue: function (command) {
+        var element = Array.isArray(command) ? command[2] : null;
+        var mj3 = window.MathJax;
+        if (!element || !mj3) return;
+        var ready = (mj3.startup && mj3.startup.promise) || Promise.resolve();
+        ready.then(function () {
+          if (mj3.typesetPromise) return mj3.typesetPromise([element]);
+        }).catch(function (err) {
+          console.warn("MathJax could not typeset a widget label", err);
+        });
+      }
+    };
+  }
+  window.addEventListener("load", mathjaxHubShim);
 })();
