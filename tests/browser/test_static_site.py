@@ -1,4 +1,4 @@
-"""The built site serves its own widget JavaScript and names no CDN for it."""
+"""The built site serves its own widget JavaScript and MathJax, and names no CDN for them."""
 from __future__ import annotations
 
 import re
@@ -8,11 +8,11 @@ import pytest
 from .pages import SITE, widget_pages
 
 CDN = re.compile(r"(cdn\.jsdelivr\.net|unpkg\.com|cdnjs\.cloudflare\.com)[^\"' ]*"
-                 r"(jupyter-widgets|html-manager|jupyter-threejs|require)", re.I)
+                 r"(jupyter-widgets|html-manager|jupyter-threejs|require|mathjax)", re.I)
 SCRIPT = re.compile(r'<script[^>]*\ssrc="([^"]+)"')
 
 
-def test_no_cdn_for_widget_code():
+def test_no_cdn_for_widget_code_or_math():
     pages = sorted(SITE.rglob("*.html"))
     assert pages, f"{SITE} is missing: build the book first (make book)"
     hits = {str(p.relative_to(SITE)): CDN.findall(p.read_text(encoding="utf-8", errors="replace"))
