@@ -46,7 +46,7 @@ class EnergyPlot:
     """Energy against time, drawn as inline SVG in an ``ipywidgets.HTML`` (fast to redraw,
     and it shows in the static page)."""
 
-    def __init__(self, width: int = 360, height: int = 280):
+    def __init__(self, width: int = 320, height: int = 260):
         self.width, self.height = int(width), int(height)
         self.html = widgets.HTML()
         self.t = self.energy = np.zeros(0)
@@ -139,8 +139,8 @@ class ExperimentDashboard(widgets.VBox):
         self.last_timing: dict[str, float] = {}
         self.updates = 0
 
-        style = {"description_width": "90px"}
-        lay = widgets.Layout(width="330px")
+        style = {"description_width": "70px"}
+        lay = widgets.Layout(width="300px")
         self.model = widgets.Dropdown(options=MODEL_CHOICES, value=name, description="model",
                                       style=style, layout=lay)
         self.beta = widgets.FloatSlider(value=beta, min=0.1, max=8.0, step=0.1, description="beta",
@@ -164,7 +164,10 @@ class ExperimentDashboard(widgets.VBox):
         self._sync_enabled()
         self.status.value = self._status_text()
         self.children = [
-            widgets.HBox([widgets.VBox(self.controls + [self.status]), self.energy.html]),
+            widgets.HBox([widgets.VBox(self.controls + [self.status],
+                                       layout=widgets.Layout(flex="0 0 310px")),
+                          self.energy.html],
+                         layout=widgets.Layout(flex_flow="row wrap")),
             self.player,
         ]
         for control in self.controls:
