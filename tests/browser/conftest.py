@@ -8,7 +8,9 @@ import pytest
 from .pages import CHROMIUM, CHROMIUM_ARGS
 
 
-@pytest.fixture(scope="session")
+# package scope: the browser (and Playwright's event loop) is closed when the tests of this
+# folder are done, so other tests in the same run may start their own Playwright
+@pytest.fixture(scope="package")
 def browser():
     from playwright.sync_api import sync_playwright
 
