@@ -158,7 +158,7 @@ def test_dashboard_slider_change_redraws_new_trajectory():
     dash = W.ExperimentDashboard("rope", n=16, t_max=T_MAX, n_frames=21, debounce=0)
     dash.beta.value = 2.5
     model, x0, xi = ue.experiments.setup("rope", n=16, beta=2.5, seed=0)
-    expected = ue.simulate(model, x0, xi, t_max=T_MAX, n_frames=21)
+    expected = ue.simulate(model, x0, xi, t_max=T_MAX, n_frames=21, **W.ExperimentDashboard.SOLVER)
     assert dash.updates == 1
     assert np.allclose(dash.trajectory.x, expected.x)
     assert np.allclose(dash.player.token_positions, expected.x[-1])
@@ -177,7 +177,8 @@ def test_dashboard_slider_change_redraws_new_trajectory():
     dash.seed.value = 3
     model, x0, xi = ue.experiments.setup("prefix_gauge", n=24, n_prompts=2, beta=2.5, seed=3)
     assert np.allclose(dash.player.token_positions,
-                       ue.simulate(model, x0, xi, t_max=T_MAX, n_frames=21).x[-1])
+                       ue.simulate(model, x0, xi, t_max=T_MAX, n_frames=21,
+                                   **W.ExperimentDashboard.SOLVER).x[-1])
     assert dash.updates == 5
     # the energy plot shows the new run
     assert np.allclose(dash.energy.energy, dash.trajectory.energy)
