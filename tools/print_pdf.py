@@ -103,7 +103,8 @@ def _serve_mathjax(mathjax_dir: Path):
     return handler
 
 
-def _wait_canvases(page, expected: int, timeout: float) -> int:
+def wait_canvases(page, expected: int, timeout: float) -> int:
+    """Poll until the page has ``expected`` canvases or ``timeout`` seconds pass; the count."""
     deadline = time.time() + timeout
     n = 0
     while time.time() < deadline:
@@ -139,7 +140,7 @@ def print_page(browser, html_path: Path, pdf_path: Path, mathjax_dir: Path,
         page.evaluate("() => MathJax.startup.promise")
     except Exception:  # a page without math
         pass
-    n = _wait_canvases(page, expected, timeout) if expected else 0
+    n = wait_canvases(page, expected, timeout) if expected else 0
     pictures = 0
     if n:
         time.sleep(1.0)

@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+from tools.print_pdf import wait_canvases
+
 from .pages import (SITE, count_models, image_change, image_stats, is_blank, is_harmless,
                     widget_pages, widget_state)
 
@@ -52,17 +54,6 @@ PLAYER_CANVAS = """
 """
 
 
-def _wait_for_canvases(page, expected):
-    deadline = time.time() + RENDER_TIMEOUT_S
-    n = 0
-    while time.time() < deadline:
-        n = page.evaluate("document.querySelectorAll('canvas').length")
-        if n >= expected:
-            return n
-        time.sleep(0.25)
-    return n
-
-
 @pytest.mark.parametrize("html", PAGES, ids=_ids(PAGES))
 def test_widgets_render_and_play(page, html):
     state = widget_state(html)
@@ -71,7 +62,7 @@ def test_widgets_render_and_play(page, html):
     assert renderers > 0, f"{html.name}: widget state holds no pythreejs renderer"
 
     page.goto(html.as_uri())
-    n = _wait_for_canvases(page, renderers)
+    n = wait_canvases(page, renderers, RENDER_TIMEOUT_S)
     assert n == renderers, f"{html.name}: {n} canvases drawn for {renderers} renderers"
     time.sleep(1.0)
 
