@@ -25,6 +25,7 @@ import json
 import re
 import sys
 import time
+import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -174,6 +175,8 @@ def check_pdf(pdf_path: Path, title: str) -> list[str]:
     if len(reader.pages) < 1:
         return [f"{pdf_path}: no pages"]
     text = " ".join((p.extract_text() or "") for p in reader.pages[:2])
+    # NFKC undoes typographic ligatures in the extracted text ("\ufb01" -> "fi")
+    text = unicodedata.normalize("NFKC", text)
     if not title or "".join(title.split()) not in "".join(text.split()):
         return [f"{pdf_path}: title {title!r} not found in the text"]
     return []
