@@ -24,10 +24,10 @@ OK = 0
 NONFINITE = 1
 UNDERFLOW = 2
 
-# The integrator loops are plain Python around two Numba calls per stage: the
-# parallel pair sums cannot be cached when called from another compiled
-# function, and the per-stage overhead (a few microseconds) is small next to
-# a pair sum.
+# The integrator loops are plain Python around a few Numba calls per stage, so
+# that any vector field (the Numba gauge field, or the NumPy field of the
+# unrotated-values variant) plugs in; the per-stage overhead, a few
+# microseconds, is small next to a pair sum (about 55 us at n = 256).
 
 
 def velocity(yt, args, out):
