@@ -18,7 +18,7 @@ Status codes: 0 ok, 1 non-finite state, 2 step size underflow.
 import numpy as np
 from numba import njit
 
-from .rhs import pair_sums, project_velocity
+from .rhs import velocity as rhs_velocity
 
 OK = 0
 NONFINITE = 1
@@ -31,10 +31,11 @@ UNDERFLOW = 2
 
 
 def velocity(yt, args, out):
-    """``out = dy/dt`` at ``yt``; ``args = (bias, has_bias, beta, linear, sa, mobile, has_frozen)``."""
-    bias, has_bias, beta, linear, sa, mobile, has_frozen = args
-    acc, z = pair_sums(yt, bias, has_bias, beta, linear)
-    project_velocity(yt, acc, z, sa, mobile, has_frozen, out)
+    """``out = dy/dt`` at ``yt``; ``args = (bias, has_bias, beta, linear, sa, mobile, has_frozen)``.
+
+    One call of the compiled :func:`usaav_edu.dynamics.rhs.velocity`.
+    """
+    rhs_velocity(yt, *args, out)
     return out
 
 
