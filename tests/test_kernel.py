@@ -127,7 +127,7 @@ def kernel_inputs(draw):
     return d, n, seed, beta, linear, with_bias
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(kernel_inputs())
 def test_pair_sums_property(inputs):
     """Random small inputs: dense agreement and permutation equivariance."""

@@ -27,7 +27,8 @@ import numpy as np
 
 from . import _validate as v
 
-BETA_MAX = 700.0
+BETA_MAX = 700.0  # e^beta overflows a double near beta = 709.8
+BETA_MIN = 1e-300  # a positive beta below this makes phi = e^{beta s} / beta overflow
 GAUGES = ("identity", "rope", "frames")
 BIASES = ("none", "distance", "cosine")
 PROFILES = ("exp", "linear")
@@ -51,7 +52,7 @@ class Model:
     rotate_values: bool = True
 
     def __post_init__(self):
-        v.real_scalar("beta", self.beta, minimum=0.0, maximum=BETA_MAX)
+        _beta(self.beta)
         v.choice("profile", self.profile, PROFILES)
         v.choice("normalization", self.normalization, NORMALIZATIONS)
         v.choice("gauge", self.gauge, GAUGES)
@@ -209,7 +210,11 @@ class Model:
 
 # ---------------------------------------------------------------------- constructors
 def _beta(beta):
-    return v.real_scalar("beta", beta, minimum=0.0, maximum=BETA_MAX)
+    beta = v.real_scalar("beta", beta, minimum=0.0, maximum=BETA_MAX)
+    if 0.0 < beta < BETA_MIN:
+        raise ValueError(f"beta must be 0 (the linear limit) or at least {BETA_MIN:g}, so that "
+                         f"phi = e^(beta s) / beta stays finite; got {beta!r}")
+    return beta
 
 
 def _profile(profile):
