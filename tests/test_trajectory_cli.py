@@ -57,3 +57,16 @@ def test_cli_reports_bad_input(capsys):
 def test_cli_rejects_unknown_model():
     with pytest.raises(SystemExit):
         main(["simulate", "--model", "gpt"])
+
+
+def test_bench_pairs_adjacent_batches_and_checks_agreement():
+    from usaav_edu import bench
+
+    calls = []
+    times = bench.batch_times([lambda: calls.append("a"), lambda: calls.append("b")], repeats=3, min_time=0.0)
+    assert times.shape == (3, 2) and np.all(times > 0)
+    # warm-up a, b; then one call per batch, alternating a, b
+    assert "".join(calls) == "ab" + "ab" + "ababab"
+    (row,) = bench.measure(n_values=(32,), repeats=3, min_time=0.001)
+    assert row["n"] == 32 and row["ratio_q1"] <= row["ratio"] <= row["ratio_q3"]
+    assert row["max_abs_diff"] < 1e-13

@@ -10,9 +10,11 @@ Used by ``usaav-edu bench`` and ``benchmarks/rhs_throughput.py``.  For each n
   ``S = Y Y^T; W = exp(beta S); V = W Y / n; f = V - <V, Y> Y``.
 
 Both sides are warmed up, then timed with ``time.perf_counter`` in batches
-long enough to be measurable; the batches of the two sides alternate (so a
-change of machine load affects both) and each figure is the median of
-``repeats`` batches.
+long enough to be measurable (at least ``min_time`` seconds).  The batches of
+the two sides alternate, so that a change of machine load affects both: each
+throughput is the median over ``repeats`` batches, and the ratio is the median
+over the ``repeats`` pairs of adjacent batches of (NumPy time / Numba time),
+with its interquartile range, which shows how noisy the machine was.
 """
 
 import time
@@ -56,19 +58,19 @@ def batch_size(fn, min_time):
         calls *= 2
 
 
-def median_times(fns, repeats, min_time):
-    """Median seconds per call of each of ``fns``, batches alternating between them."""
+def batch_times(fns, repeats, min_time):
+    """Seconds per call of each of ``fns`` in ``repeats`` alternating batches: a ``(repeats, len(fns))`` array."""
     for fn in fns:
         fn()  # warm-up (compilation, caches)
     sizes = [batch_size(fn, min_time) for fn in fns]
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, calls, ts in zip(fns, sizes, times):
+    times = np.empty((repeats, len(fns)))
+    for r in range(repeats):
+        for c, (fn, calls) in enumerate(zip(fns, sizes)):
             t0 = time.perf_counter()
             for _ in range(calls):
                 fn()
-            ts.append((time.perf_counter() - t0) / calls)
-    return [float(np.median(ts)) for ts in times]
+            times[r, c] = (time.perf_counter() - t0) / calls
+    return times
 
 
 def exp_max_rel_error(num=2_000_001):
@@ -77,30 +79,35 @@ def exp_max_rel_error(num=2_000_001):
     return float(np.max(np.abs(exp_array(x) / np.exp(x) - 1.0)))
 
 
-def measure(n_values=(256, 1024), repeats=9, d=3, beta=1.0, min_time=0.05, seed=0):
+def measure(n_values=(256, 1024), repeats=21, d=3, beta=1.0, min_time=0.05, seed=0):
     """Pair interactions per second of the Numba and NumPy velocities, and their ratio.
 
     Returns one dict per ``n`` with keys ``n``, ``numba`` and ``numpy`` (pair
-    interactions per second), ``ratio`` (NumPy time / Numba time) and
-    ``max_abs_diff`` (largest absolute difference of the two velocities).
+    interactions per second, medians over the batches), ``ratio`` (the median
+    over adjacent batch pairs of NumPy time / Numba time), ``ratio_q1`` and
+    ``ratio_q3`` (its quartiles) and ``max_abs_diff`` (largest absolute
+    difference of the two velocities).
     """
     rows = []
     for n in n_values:
         y = uniform(n, d, seed=seed)
         fast = numba_velocity_call(y, beta)
         ref = lambda: numpy_velocity(y, beta)  # noqa: E731
-        t_numba, t_numpy = median_times([fast, ref], repeats, min_time)
+        times = batch_times([fast, ref], repeats, min_time)
+        t_numba, t_numpy = np.median(times, axis=0)
+        q1, ratio, q3 = np.percentile(times[:, 1] / times[:, 0], [25, 50, 75])
         diff = float(np.max(np.abs(fast() - ref())))
-        rows.append({"n": n, "numba": n * n / t_numba, "numpy": n * n / t_numpy,
-                     "ratio": t_numpy / t_numba, "max_abs_diff": diff})
+        rows.append({"n": n, "numba": n * n / t_numba, "numpy": n * n / t_numpy, "ratio": float(ratio),
+                     "ratio_q1": float(q1), "ratio_q3": float(q3), "max_abs_diff": diff})
     return rows
 
 
-def report(n_values=(256, 1024), repeats=9):
+def report(n_values=(256, 1024), repeats=21):
     """The benchmark as printed text."""
-    lines = [f"{'n':>6} {'Numba pairs/s':>14} {'NumPy pairs/s':>14} {'ratio':>7} {'max |dv|':>10}"]
+    lines = [f"{'n':>6} {'Numba pairs/s':>14} {'NumPy pairs/s':>14} {'ratio':>7} {'(IQR)':>13} {'max |dv|':>10}"]
     for r in measure(n_values, repeats=repeats):
-        lines.append(f"{r['n']:>6} {r['numba']:>14.3e} {r['numpy']:>14.3e} {r['ratio']:>7.1f} "
+        iqr = f"({r['ratio_q1']:.1f}-{r['ratio_q3']:.1f})"
+        lines.append(f"{r['n']:>6} {r['numba']:>14.3e} {r['numpy']:>14.3e} {r['ratio']:>7.1f} {iqr:>13} "
                      f"{r['max_abs_diff']:>10.1e}")
     lines.append(f"fast exp: max relative error over |x| <= {X_MAX:g}: {exp_max_rel_error():.2e}")
     return "\n".join(lines)
