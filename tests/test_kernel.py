@@ -145,28 +145,47 @@ def test_pair_sums_property(inputs):
     assert rel_err(z_p, z[perm]) < RTOL
 
 
-def test_cached_velocity_reloads_in_fresh_processes(tmp_path):
-    """``velocity`` (a cached caller of the parallel pair sums) runs after a reload from the cache."""
+def test_loop_kernels_vectorize_on_their_own_and_reload_from_cache(tmp_path):
+    """In a fresh process every row kernel is SIMD code by itself; then a reload from the cache runs.
+
+    Numba also compiles each called function as a library of its own, and in
+    the process that compiles (before the disk cache exists) a caller may
+    bind to that copy; a loop that vectorized only after inlining into its
+    caller would then run as scalar code in that first process.
+    """
     import os
     import subprocess
     import sys
     from pathlib import Path
 
     script = (
+        "import re\n"
         "import numpy as np\n"
-        "from usaav_edu.dynamics.rhs import velocity, PARALLEL_MIN\n"
-        "for n in (5, PARALLEL_MIN + 3):\n"
-        "    yt = np.random.default_rng(0).standard_normal((3, n))\n"
+        "from usaav_edu.dynamics import rhs\n"
+        "for d, n, has_bias in ((3, 5, False), (3, rhs.PARALLEL_MIN + 3, False), (3, 40, True),\n"
+        "                       (4, 40, False), (4, 40, True)):\n"
+        "    yt = np.random.default_rng(0).standard_normal((d, n))\n"
         "    yt /= np.linalg.norm(yt, axis=0)\n"
+        "    bias = np.ones((n, n)) if has_bias else np.ones((1, 1))\n"
         "    out = np.empty_like(yt)\n"
-        "    velocity(yt, np.ones((1, 1)), False, 1.0, False, False,\n"
-        "             np.ones(n, dtype=np.bool_), False, out)\n"
+        "    rhs.velocity(yt, bias, has_bias, 1.0, False, False, np.ones(n, dtype=np.bool_), False, out)\n"
         "    assert np.all(np.isfinite(out))\n"
+        "checked = 0\n"
+        "for kernel in (rhs.row3, rhs.row_general):\n"
+        "    for sig, cres in kernel.overloads.items():\n"
+        "        assert re.search(r'<\\d+ x double>', cres.library.get_llvm_str()), (kernel.__name__, sig)\n"
+        "        checked += 1\n"
+        "print('vectorized kernels', checked)\n"
     )
     root = Path(rhs.__file__).resolve().parents[2]
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
                PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    printed = []
     for _ in range(2):  # compile and store, then load from the cache
         done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                               text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-2000:]
+        printed.append(done.stdout.strip())
+    # the first process compiled the four row kernels (d = 3 and general, with and without
+    # bias); the second loaded its callers from the cache and compiled none
+    assert printed == ["vectorized kernels 4", "vectorized kernels 0"]

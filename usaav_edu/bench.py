@@ -58,14 +58,18 @@ def batch_size(fn, min_time):
         calls *= 2
 
 
-def batch_times(fns, repeats, min_time):
-    """Seconds per call of each of ``fns`` in ``repeats`` alternating batches: a ``(repeats, len(fns))`` array."""
+def batch_times(fns, repeats, min_time, pause=0.0):
+    """Seconds per call of each of ``fns`` in ``repeats`` alternating batches: a ``(repeats, len(fns))`` array.
+
+    ``pause`` seconds of sleep precede each batch.
+    """
     for fn in fns:
         fn()  # warm-up (compilation, caches)
     sizes = [batch_size(fn, min_time) for fn in fns]
     times = np.empty((repeats, len(fns)))
     for r in range(repeats):
         for c, (fn, calls) in enumerate(zip(fns, sizes)):
+            time.sleep(pause)
             t0 = time.perf_counter()
             for _ in range(calls):
                 fn()
@@ -79,7 +83,7 @@ def exp_max_rel_error(num=2_000_001):
     return float(np.max(np.abs(exp_array(x) / np.exp(x) - 1.0)))
 
 
-def measure(n_values=(256, 1024), repeats=21, d=3, beta=1.0, min_time=0.05, seed=0):
+def measure(n_values=(256, 1024), repeats=21, d=3, beta=1.0, min_time=0.05, pause=0.25, seed=0):
     """Pair interactions per second of the Numba and NumPy velocities, and their ratio.
 
     Returns one dict per ``n`` with keys ``n``, ``numba`` and ``numpy`` (pair
@@ -93,7 +97,7 @@ def measure(n_values=(256, 1024), repeats=21, d=3, beta=1.0, min_time=0.05, seed
         y = uniform(n, d, seed=seed)
         fast = numba_velocity_call(y, beta)
         ref = lambda: numpy_velocity(y, beta)  # noqa: E731
-        times = batch_times([fast, ref], repeats, min_time)
+        times = batch_times([fast, ref], repeats, min_time, pause)
         t_numba, t_numpy = np.median(times, axis=0)
         q1, ratio, q3 = np.percentile(times[:, 1] / times[:, 0], [25, 50, 75])
         diff = float(np.max(np.abs(fast() - ref())))

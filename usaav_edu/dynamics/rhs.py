@@ -36,6 +36,13 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
   in the single loop); other ``d`` use the same layout with the dot product,
   the weights and the updates as separate vectorized loops over a scratch
   row.
+* Each loop kernel (:func:`row3`, :func:`row_general`) vectorizes when
+  compiled on its own.  Numba compiles every called function also as a
+  library of its own, and in the process that compiles them (before the disk
+  cache exists) a caller can bind to that copy; a kernel that vectorized only
+  once inlined into its caller would run as scalar code, about three times
+  slower, in that first process.
+  ``tests/test_kernel.py`` checks this in a fresh process.
 * Bias.  The no-bias case passes ``None`` as the bias row, so Numba compiles
   it without the multiplication (a branch on the type, not in the loop).
 * Parallelism.  Rows are dealt to one chunk per thread, of equal work (chunk
@@ -149,70 +156,6 @@ def row3(buf, bb, coef, linear, i, j0, j1):
 
 
 @njit(cache=True, fastmath=True)
-def row3_two(buf, bb, bc, coef, linear, i, k, j0, j1):
-    """Two rows at once: pairs ``(i, j)`` and ``(k, j)``, ``j0 <= j < j1``, ``d = 3``.
-
-    Register blocking: each ``y_j`` is loaded, and each column accumulator
-    updated, once for two rows, which halves the memory traffic per pair and
-    gives the out-of-order core two independent exponentials per iteration.
-    ``bb``, ``bc`` are ``bias[i, j0:j1]``, ``bias[k, j0:j1]`` or None.
-    """
-    u0 = buf[0, i]
-    u1 = buf[1, i]
-    u2 = buf[2, i]
-    v0 = buf[0, k]
-    v1 = buf[1, k]
-    v2 = buf[2, k]
-    c0 = coef * u0
-    c1 = coef * u1
-    c2 = coef * u2
-    e0 = coef * v0
-    e1 = coef * v1
-    e2 = coef * v2
-    y0 = buf[0, j0:j1]
-    y1 = buf[1, j0:j1]
-    y2 = buf[2, j0:j1]
-    a0 = buf[3, j0:j1]
-    a1 = buf[4, j0:j1]
-    a2 = buf[5, j0:j1]
-    zz = buf[6, j0:j1]
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    sz = 0.0
-    t0 = 0.0
-    t1 = 0.0
-    t2 = 0.0
-    tz = 0.0
-    for j in range(j1 - j0):
-        p0 = y0[j]
-        p1 = y1[j]
-        p2 = y2[j]
-        w = pair_weight(c0 * p0 + c1 * p1 + c2 * p2, bb, j, linear)
-        x = pair_weight(e0 * p0 + e1 * p1 + e2 * p2, bc, j, linear)
-        s0 += w * p0
-        s1 += w * p1
-        s2 += w * p2
-        sz += w
-        t0 += x * p0
-        t1 += x * p1
-        t2 += x * p2
-        tz += x
-        a0[j] += w * u0 + x * v0
-        a1[j] += w * u1 + x * v1
-        a2[j] += w * u2 + x * v2
-        zz[j] += w + x
-    buf[3, i] += s0
-    buf[4, i] += s1
-    buf[5, i] += s2
-    buf[6, i] += sz
-    buf[3, k] += t0
-    buf[4, k] += t1
-    buf[5, k] += t2
-    buf[6, k] += tz
-
-
-@njit(cache=True, fastmath=True)
 def row_general(buf, bb, coef, linear, i, j0, j1, d):
     """Pairs ``(i, j)``, ``j0 <= j < j1``, any ``d``: add to rows ``d..2d`` of ``buf``.
 
@@ -269,33 +212,14 @@ def chunk_sums(yt, bias, has_bias, beta, linear, rows, buf):
     nr = rows.shape[0]
     for j0 in range(0, n, BLOCK):
         j1 = min(n, j0 + BLOCK)
-        r = 0
-        while r < nr:
+        for r in range(nr):
             i = rows[r]
             lo = max(i + 1, j0)
-            if d == 3 and r + 1 < nr:
-                # rows i < k in pairs: both rows from k + 1 on, row i alone before
-                k = rows[r + 1]
-                lo2 = max(k + 1, j0)
-                mid = min(lo2, j1)
-                if lo < mid:
-                    if has_bias:
-                        row3(buf, bias[i, lo:mid], coef, linear, i, lo, mid)
-                    else:
-                        row3(buf, None, coef, linear, i, lo, mid)
-                if lo2 < j1:
-                    if has_bias:
-                        row3_two(buf, bias[i, lo2:j1], bias[k, lo2:j1], coef, linear, i, k, lo2, j1)
-                    else:
-                        row3_two(buf, None, None, coef, linear, i, k, lo2, j1)
-                r += 2
-                continue
             if lo < j1:
                 if has_bias:
                     row_pairs(buf, bias[i, lo:j1], coef, linear, i, lo, j1, d)
                 else:
                     row_pairs(buf, None, coef, linear, i, lo, j1, d)
-            r += 1
 
 
 @njit(cache=True, fastmath=True)
