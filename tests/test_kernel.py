@@ -171,7 +171,7 @@ def test_loop_kernels_vectorize_on_their_own_and_reload_from_cache(tmp_path):
         "    rhs.velocity(yt, bias, has_bias, 1.0, False, False, np.ones(n, dtype=np.bool_), False, out)\n"
         "    assert np.all(np.isfinite(out))\n"
         "checked = 0\n"
-        "for kernel in (rhs.row3, rhs.row_general):\n"
+        "for kernel in (rhs.row3, rhs.row3_pair, rhs.row_general):\n"
         "    for sig, cres in kernel.overloads.items():\n"
         "        assert re.search(r'<\\d+ x double>', cres.library.get_llvm_str()), (kernel.__name__, sig)\n"
         "        checked += 1\n"
@@ -186,6 +186,6 @@ def test_loop_kernels_vectorize_on_their_own_and_reload_from_cache(tmp_path):
                               text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-2000:]
         printed.append(done.stdout.strip())
-    # the first process compiled the four row kernels (d = 3 and general, with and without
-    # bias); the second loaded its callers from the cache and compiled none
-    assert printed == ["vectorized kernels 4", "vectorized kernels 0"]
+    # the first process compiled the six row kernels (single row, pair of rows and general d,
+    # each with and without bias); the second loaded its callers from the cache and compiled none
+    assert printed == ["vectorized kernels 6", "vectorized kernels 0"]

@@ -18,27 +18,31 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
   once and added to both tokens: ``A[:, i] += w_ij y_j`` is a vector
   reduction over ``j`` and ``A[:, j] += w_ij y_i`` a vector update.  The
   diagonal ``w_ii y_i`` is added at the end.
-* One fused SIMD loop per row.  For a row ``i`` the loop over ``j``
-  computes ``t = <beta log2(e) y_i, y_j>`` (the constants are folded into
-  ``y_i`` once per row), the weight ``w = 2**t = exp(beta <y_i, y_j>)`` with
-  the inlined, branch-free :func:`fastexp.fexp2`, and both updates, all in
-  registers; LLVM vectorizes it to AVX2 (4 pairs per instruction, about 21
-  multiply-adds per 4 pairs, which is what bounds the speed).  The loop runs
-  over array slices indexed from 0, so Numba emits no negative-index
-  wraparound and LLVM sees a plain counted loop.
+* SIMD loops.  For a row ``i`` the single-row loop over ``j`` computes
+  ``t = <beta log2(e) y_i, y_j>`` (the constants are folded into ``y_i``
+  once per row), the weight ``w = 2**t = exp(beta <y_i, y_j>)`` with the
+  inlined, branch-free :func:`fastexp.fexp2`, and both updates, all in
+  registers; LLVM vectorizes it to AVX2 (4 pairs per instruction).  The
+  loops run over array slices indexed from 0, so Numba emits no
+  negative-index wraparound and LLVM sees plain counted loops.
 * Local buffers.  Each chunk of work copies ``y`` into the first rows of its
   own ``(2d + 3, n)`` buffer, whose next rows are the chunk's accumulators
   (``A``, then ``Z``, then two scratch rows).  All inner loops read and
   write contiguous rows of that one array, with no strided access.
 * Column tiles.  Rows are swept against one column tile of ``BLOCK`` tokens
   at a time, so the tile's rows of the buffer stay in the L1 cache.
-* ``d = 3`` is specialized (the dot product and the three updates unrolled
-  in the single loop); other ``d`` use the same layout with the dot product,
-  the weights and the updates as separate vectorized loops over a scratch
-  row.
-* Each loop kernel (:func:`row3`, :func:`row_general`) vectorizes when
-  compiled on its own.  Numba compiles every called function also as a
-  library of its own, and in the process that compiles them (before the disk
+* ``d = 3`` is specialized (the dot product and the three updates unrolled).
+  The rows of a chunk are taken two at a time (:func:`row3_pair`): the
+  weights of both rows go first into two scratch rows of the buffer (two
+  short loops, each a dot product and an exponential per pair), then one
+  loop adds both rows' sums, so each column accumulator is loaded and
+  stored once for two rows.  The part of the triangle that only the first
+  row of the two has uses the single-row loop :func:`row3`.  Other ``d`` use
+  the same layout with the dot product, the weights and the updates as
+  separate vectorized loops over scratch rows (:func:`row_general`).
+* Each loop kernel (:func:`row3`, :func:`row3_pair`, :func:`row_general`)
+  vectorizes when compiled on its own.  Numba compiles every called
+  function also as a library of its own, and in the process that compiles them (before the disk
   cache exists) a caller can bind to that copy; a kernel that vectorized only
   once inlined into its caller would run as scalar code, about three times
   slower, in that first process.
@@ -156,6 +160,77 @@ def row3(buf, bb, coef, linear, i, j0, j1):
 
 
 @njit(cache=True, fastmath=True)
+def row3_pair(buf, bb, bc, coef, linear, i, k, j0, j1):
+    """Pairs ``(i, j)`` and ``(k, j)``, ``j0 <= j < j1``, ``d = 3``: add to rows 3..6 of ``buf``.
+
+    The weights ``w_ij`` and ``w_kj`` go first to the scratch rows 7 and 8,
+    then one loop adds ``w_ij y_j + w_kj y_j`` to the row sums and
+    ``w_ij y_i + w_kj y_k`` to the column accumulators.  ``bb``, ``bc`` are
+    ``bias[i, j0:j1]``, ``bias[k, j0:j1]`` or None.
+    """
+    u0 = buf[0, i]
+    u1 = buf[1, i]
+    u2 = buf[2, i]
+    v0 = buf[0, k]
+    v1 = buf[1, k]
+    v2 = buf[2, k]
+    c0 = coef * u0
+    c1 = coef * u1
+    c2 = coef * u2
+    e0 = coef * v0
+    e1 = coef * v1
+    e2 = coef * v2
+    m = j1 - j0
+    y0 = buf[0, j0:j1]
+    y1 = buf[1, j0:j1]
+    y2 = buf[2, j0:j1]
+    a0 = buf[3, j0:j1]
+    a1 = buf[4, j0:j1]
+    a2 = buf[5, j0:j1]
+    zz = buf[6, j0:j1]
+    wi = buf[7, j0:j1]
+    wk = buf[8, j0:j1]
+    for j in range(m):
+        wi[j] = pair_weight(c0 * y0[j] + c1 * y1[j] + c2 * y2[j], bb, j, linear)
+    for j in range(m):
+        wk[j] = pair_weight(e0 * y0[j] + e1 * y1[j] + e2 * y2[j], bc, j, linear)
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    sz = 0.0
+    t0 = 0.0
+    t1 = 0.0
+    t2 = 0.0
+    tz = 0.0
+    for j in range(m):
+        w = wi[j]
+        x = wk[j]
+        p0 = y0[j]
+        p1 = y1[j]
+        p2 = y2[j]
+        s0 += w * p0
+        s1 += w * p1
+        s2 += w * p2
+        sz += w
+        t0 += x * p0
+        t1 += x * p1
+        t2 += x * p2
+        tz += x
+        a0[j] += w * u0 + x * v0
+        a1[j] += w * u1 + x * v1
+        a2[j] += w * u2 + x * v2
+        zz[j] += w + x
+    buf[3, i] += s0
+    buf[4, i] += s1
+    buf[5, i] += s2
+    buf[6, i] += sz
+    buf[3, k] += t0
+    buf[4, k] += t1
+    buf[5, k] += t2
+    buf[6, k] += tz
+
+
+@njit(cache=True, fastmath=True)
 def row_general(buf, bb, coef, linear, i, j0, j1, d):
     """Pairs ``(i, j)``, ``j0 <= j < j1``, any ``d``: add to rows ``d..2d`` of ``buf``.
 
@@ -212,14 +287,33 @@ def chunk_sums(yt, bias, has_bias, beta, linear, rows, buf):
     nr = rows.shape[0]
     for j0 in range(0, n, BLOCK):
         j1 = min(n, j0 + BLOCK)
-        for r in range(nr):
+        r = 0
+        while r < nr:
             i = rows[r]
             lo = max(i + 1, j0)
+            if d == 3 and r + 1 < nr:
+                # rows i < k together from column k + 1 on, row i alone before
+                k = rows[r + 1]
+                lo2 = max(k + 1, j0)
+                mid = min(lo2, j1)
+                if lo < mid:
+                    if has_bias:
+                        row3(buf, bias[i, lo:mid], coef, linear, i, lo, mid)
+                    else:
+                        row3(buf, None, coef, linear, i, lo, mid)
+                if lo2 < j1:
+                    if has_bias:
+                        row3_pair(buf, bias[i, lo2:j1], bias[k, lo2:j1], coef, linear, i, k, lo2, j1)
+                    else:
+                        row3_pair(buf, None, None, coef, linear, i, k, lo2, j1)
+                r += 2
+                continue
             if lo < j1:
                 if has_bias:
                     row_pairs(buf, bias[i, lo:j1], coef, linear, i, lo, j1, d)
                 else:
                     row_pairs(buf, None, coef, linear, i, lo, j1, d)
+            r += 1
 
 
 @njit(cache=True, fastmath=True)
