@@ -317,11 +317,12 @@ def chunk_sums(yt, bias, has_bias, beta, linear, rows, buf):
 
 
 @njit(cache=True, fastmath=True)
-def add_diagonal(yt, bias, has_bias, beta, linear, acc, z):
-    """Add the self-interaction ``w_ii y_i`` of every token (vectorized loops)."""
+def diagonal_weights(yt, bias, has_bias, beta, linear, w):
+    """``w[i] = w_ii = b_ii phi'(|y_i|^2)``, the self-interaction weights (vectorized loops)."""
     d, n = yt.shape
     coef = beta * LOG2E
-    w = np.zeros(n)
+    for i in range(n):
+        w[i] = 0.0
     for k in range(d):
         for i in range(n):
             w[i] += yt[k, i] * yt[k, i]
@@ -330,6 +331,14 @@ def add_diagonal(yt, bias, has_bias, beta, linear, acc, z):
     if has_bias:
         for i in range(n):
             w[i] *= bias[i, i]
+
+
+@njit(cache=True, fastmath=True)
+def add_diagonal(yt, bias, has_bias, beta, linear, acc, z):
+    """Add the self-interaction ``w_ii y_i`` of every token to ``acc`` and ``w_ii`` to ``z``."""
+    d, n = yt.shape
+    w = np.empty(n)
+    diagonal_weights(yt, bias, has_bias, beta, linear, w)
     for i in range(n):
         z[i] += w[i]
     for k in range(d):
@@ -375,6 +384,14 @@ def parallel_chunk_sums(yt, bias, has_bias, beta, linear):
 
 
 @njit(cache=True, fastmath=True)
+def chunk_buffers(yt, bias, has_bias, beta, linear):
+    """The pair sums over ``i < j`` as chunk buffers: serial below ``PARALLEL_MIN`` tokens, else parallel."""
+    if yt.shape[1] < PARALLEL_MIN:
+        return serial_chunk_sums(yt, bias, has_bias, beta, linear)
+    return parallel_chunk_sums(yt, bias, has_bias, beta, linear)
+
+
+@njit(cache=True, fastmath=True)
 def pair_sums(yt, bias, has_bias, beta, linear):
     """Return ``(A, Z)`` with ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij``.
 
@@ -384,10 +401,7 @@ def pair_sums(yt, bias, has_bias, beta, linear):
     ``|beta| <= 700``.  Serial below ``PARALLEL_MIN`` tokens, parallel above.
     """
     d, n = yt.shape
-    if n < PARALLEL_MIN:
-        bufs = serial_chunk_sums(yt, bias, has_bias, beta, linear)
-    else:
-        bufs = parallel_chunk_sums(yt, bias, has_bias, beta, linear)
+    bufs = chunk_buffers(yt, bias, has_bias, beta, linear)
     acc = np.zeros((d, n))
     z = np.zeros(n)
     reduce_chunks(bufs, d, acc, z)
@@ -396,24 +410,64 @@ def pair_sums(yt, bias, has_bias, beta, linear):
 
 
 @njit(cache=True, fastmath=True)
-def project_velocity(yt, acc, z, sa, mobile, has_frozen, out):
-    """``out[:, i] = P_{y_i}(acc[:, i] / N_i)``; zero for frozen tokens."""
+def finish_velocity(yt, bufs, bias, has_bias, beta, linear, sa, mobile, has_frozen, out):
+    """``out[:, i] = P_{y_i}(A[:, i] / N_i)`` from the chunk buffers; zero for frozen tokens.
+
+    One pass per row: ``A`` is the chunks' sums plus the diagonal ``w_ii y_i``
+    (written straight into ``out``), then ``<y_i, A_i>`` and the projection.
+    The two scratch rows of the first chunk buffer hold ``w_ii`` and the dot
+    products; its ``Z`` row becomes the total ``Z`` for SA.
+    """
     d, n = yt.shape
+    nchunks = bufs.shape[0]
+    w = bufs[0, 2 * d + 1]
+    dot = bufs[0, 2 * d + 2]
+    diagonal_weights(yt, bias, has_bias, beta, linear, w)
+    for k in range(d):
+        ok = out[k]
+        yk = yt[k]
+        a0 = bufs[0, d + k]
+        for i in range(n):
+            ok[i] = a0[i] + w[i] * yk[i]
+        for c in range(1, nchunks):
+            ac = bufs[c, d + k]
+            for i in range(n):
+                ok[i] += ac[i]
     for i in range(n):
-        if has_frozen and not mobile[i]:
-            for k in range(d):
-                out[k, i] = 0.0
-            continue
-        norm = z[i] if sa else n
-        dot = 0.0
+        dot[i] = 0.0
+    for k in range(d):
+        ok = out[k]
+        yk = yt[k]
+        for i in range(n):
+            dot[i] += yk[i] * ok[i]
+    if sa:
+        z = bufs[0, 2 * d]
+        for i in range(n):
+            z[i] += w[i]
+        for c in range(1, nchunks):
+            zc = bufs[c, 2 * d]
+            for i in range(n):
+                z[i] += zc[i]
         for k in range(d):
-            dot += yt[k, i] * acc[k, i]
+            ok = out[k]
+            yk = yt[k]
+            for i in range(n):
+                ok[i] = (ok[i] - dot[i] * yk[i]) / z[i]
+    else:
         for k in range(d):
-            out[k, i] = (acc[k, i] - dot * yt[k, i]) / norm
+            ok = out[k]
+            yk = yt[k]
+            for i in range(n):
+                ok[i] = (ok[i] - dot[i] * yk[i]) / n
+    if has_frozen:
+        for i in range(n):
+            if not mobile[i]:
+                for k in range(d):
+                    out[k, i] = 0.0
 
 
 @njit(cache=True)
 def velocity(yt, bias, has_bias, beta, linear, sa, mobile, has_frozen, out):
     """The velocity field ``dy/dt`` at ``yt`` (both ``(d, n)``), written to ``out``."""
-    acc, z = pair_sums(yt, bias, has_bias, beta, linear)
-    project_velocity(yt, acc, z, sa, mobile, has_frozen, out)
+    bufs = chunk_buffers(yt, bias, has_bias, beta, linear)
+    finish_velocity(yt, bufs, bias, has_bias, beta, linear, sa, mobile, has_frozen, out)
