@@ -10,8 +10,10 @@ Used by ``usaav-edu bench`` and ``benchmarks/rhs_throughput.py``.  For each n
   ``S = Y Y^T; W = exp(beta S); V = W Y / n; f = V - <V, Y> Y``.
 
 Both sides are warmed up, then timed with ``time.perf_counter`` in batches
-long enough to be measurable (at least ``min_time`` seconds).  The batches of
-the two sides alternate, so that a change of machine load affects both: each
+long enough to be measurable (at least ``min_time`` seconds), each after a
+sleep of ``pause`` seconds so that the other side's idle threads (OpenBLAS and
+OpenMP workers spin for a while after a call) have gone to sleep.  The batches
+of the two sides alternate, so that a change of machine load affects both: each
 throughput is the median over ``repeats`` batches, and the ratio is the median
 over the ``repeats`` pairs of adjacent batches of (NumPy time / Numba time),
 with its interquartile range, which shows how noisy the machine was.
