@@ -42,11 +42,13 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
   separate vectorized loops over scratch rows (:func:`row_general`).
 * Each loop kernel (:func:`row3`, :func:`row3_pair`, :func:`row_general`)
   vectorizes when compiled on its own.  Numba compiles every called
-  function also as a library of its own, and in the process that compiles them (before the disk
-  cache exists) a caller can bind to that copy; a kernel that vectorized only
-  once inlined into its caller would run as scalar code, about three times
-  slower, in that first process.
-  ``tests/test_kernel.py`` checks this in a fresh process.
+  function also as a library of its own, and in the process that compiles
+  them (before the disk cache exists) a caller can bind to that copy; a
+  kernel that vectorized only once inlined into its caller would run as
+  scalar code, about three times slower, in that first process.
+  ``tests/test_kernel.py`` checks this in a fresh process.  (This is also
+  why :func:`row3_pair` repeats the set-up lines of :func:`row3` instead of
+  calling helpers: split into separate functions it ran about 9% slower.)
 * Bias.  The no-bias case passes ``None`` as the bias row, so Numba compiles
   it without the multiplication (a branch on the type, not in the loop).
 * Parallelism.  Rows are dealt to one chunk per thread, of equal work (chunk
