@@ -21,6 +21,7 @@ no particle state.  Every constructor validates its arguments.
 """
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,17 +53,37 @@ class Model:
     rotate_values: bool = True
 
     def __post_init__(self):
-        _beta(self.beta)
+        # Every way of building a Model (the constructors, ``from_params``, a direct call)
+        # passes through these checks; the fields are stored in their checked form.
+        def put(key, value):
+            object.__setattr__(self, key, value)
+
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"name must be a non-empty string, got {self.name!r}")
+        put("beta", _beta(self.beta))
         v.choice("profile", self.profile, PROFILES)
         v.choice("normalization", self.normalization, NORMALIZATIONS)
         v.choice("gauge", self.gauge, GAUGES)
         v.choice("bias", self.bias, BIASES)
         if self.normalization == "sa" and self.bias == "cosine":
             raise ValueError("normalization 'sa' needs a non-negative bias (the row sums divide), got bias 'cosine'")
+        put("omegas", _omegas(self.omegas))
         if self.gauge == "rope" and len(self.omegas) < 1:
             raise ValueError("omegas must hold one frequency per rotation plane for the rope gauge")
-        if self.gauge == "frames" and self.frames is None:
-            raise ValueError("frames must be given for the frames gauge")
+        if self.gauge != "rope" and self.omegas:
+            raise ValueError(f"omegas must be empty unless gauge is 'rope' (gauge {self.gauge!r}), got {self.omegas}")
+        if self.gauge == "frames":
+            if self.frames is None:
+                raise ValueError("frames must be given for the frames gauge")
+            put("frames", v.orthogonal_frames("frames", self.frames))
+        elif self.frames is not None:
+            raise ValueError(f"frames must be None unless gauge is 'frames' (gauge {self.gauge!r})")
+        put("lam", v.real_scalar("lam", self.lam, minimum=0.0))
+        if self.bias != "distance" and self.lam != 0.0:
+            raise ValueError(f"lam must be 0 unless bias is 'distance' (bias {self.bias!r}), got {self.lam}")
+        put("omega", v.real_scalar("omega", self.omega))
+        if self.bias != "cosine" and self.omega != 0.0:
+            raise ValueError(f"omega must be 0 unless bias is 'cosine' (bias {self.bias!r}), got {self.omega}")
         if not isinstance(self.rotate_values, bool):
             raise TypeError(f"rotate_values must be True or False, got {self.rotate_values!r}")
 
@@ -110,7 +131,30 @@ class Model:
         arr = v.float_array("xi", xi, ndim=1)
         if arr.shape != (n,):
             raise ValueError(f"xi must have shape ({n},) (one label per token), got {arr.shape}")
+        self._check_angles(arr)
         return arr
+
+    def _check_angles(self, xi):
+        """Raise ValueError if the rotation angles ``omega_k xi_i`` or the bias arguments overflow."""
+        if xi.size == 0:
+            return
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self.gauge == "rope":
+                angles = np.multiply.outer(np.asarray(self.omegas), xi)
+                if not np.all(np.isfinite(angles)):
+                    raise ValueError(
+                        f"omegas * xi must be finite (the rotation angles omega_k xi_i): |omegas| up to "
+                        f"{np.max(np.abs(self.omegas)):g} and |xi| up to {np.max(np.abs(xi)):g} overflow"
+                    )
+            if self.bias != "none":
+                span = np.max(xi) - np.min(xi)
+                if not np.isfinite(span):
+                    raise ValueError(f"xi: the differences xi_i - xi_j overflow (xi spans [{np.min(xi):g}, {np.max(xi):g}])")
+                if self.bias == "cosine" and not np.isfinite(self.omega * span):
+                    raise ValueError(
+                        f"omega * (xi_i - xi_j) must be finite: omega = {self.omega:g} and xi spanning "
+                        f"{span:g} overflow"
+                    )
 
     # ------------------------------------------------------------------ gauge
     def gauge_matrices(self, xi, d):
@@ -198,14 +242,36 @@ class Model:
 
     @classmethod
     def from_params(cls, params):
-        """Inverse of ``params`` (also accepts its JSON text)."""
+        """Inverse of ``params`` (also accepts its JSON text).
+
+        The model is rebuilt through the same checks as the constructors (frames
+        orthogonal, frequencies finite, ``lam >= 0``, the rules on ``beta``).  Every
+        key that ``params`` writes is required; an unknown key is an error, since a
+        parameter this version does not know could change the dynamics.
+        """
         if isinstance(params, str):
-            params = json.loads(params)
+            try:
+                params = json.loads(params)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"params is not valid JSON: {exc}") from None
+        if not isinstance(params, Mapping):
+            raise TypeError(f"params must be a mapping (the output of Model.params()), got {type(params).__name__}")
         p = dict(params)
-        p["omegas"] = tuple(p.get("omegas", ()))
+        missing = sorted(PARAM_KEYS - set(p))
+        unknown = sorted(repr(k) for k in set(p) - PARAM_KEYS - {"frames"})
+        if missing:
+            raise ValueError(f"params lacks the keys {missing}")
+        if unknown:
+            raise ValueError(f"params has unknown keys {', '.join(unknown)} (written by a newer version?)")
+        if not isinstance(p["omegas"], (list, tuple)):
+            raise TypeError(f"params['omegas'] must be a list of frequencies, got {type(p['omegas']).__name__}")
         if p.get("frames") is not None:
-            p["frames"] = np.asarray(p["frames"], dtype=np.float64)
+            p["frames"] = v.float_array("frames", p["frames"], ndim=3)
         return cls(**p)
+
+
+PARAM_KEYS = frozenset(("name", "beta", "profile", "normalization", "gauge", "omegas", "bias", "lam", "omega",
+                        "rotate_values"))
 
 
 # ---------------------------------------------------------------------- constructors
@@ -215,6 +281,13 @@ def _beta(beta):
         raise ValueError(f"beta must be 0 (the linear limit) or at least {BETA_MIN:g}, so that "
                          f"phi = e^(beta s) / beta stays finite; got {beta!r}")
     return beta
+
+
+def _omegas(omegas):
+    one_d = isinstance(omegas, np.ndarray) and omegas.ndim == 1
+    if not one_d and (isinstance(omegas, (str, bytes)) or not isinstance(omegas, Sequence)):
+        raise TypeError(f"omegas must be a sequence of frequencies, got {omegas!r}")
+    return tuple(v.real_scalar(f"omegas[{k}]", w) for k, w in enumerate(omegas))
 
 
 def _profile(profile):
@@ -253,9 +326,7 @@ def rope(beta=1.0, omegas=(1.0,), d=3, profile="exp", rotate_values=True):
     if not isinstance(rotate_values, bool):
         raise TypeError(f"rotate_values must be True or False, got {rotate_values!r}")
     d = v.integer("d", d, minimum=2)
-    if isinstance(omegas, (str, bytes)) or np.ndim(omegas) != 1:
-        raise TypeError(f"omegas must be a sequence of frequencies, got {omegas!r}")
-    om = tuple(v.real_scalar(f"omegas[{k}]", w) for k, w in enumerate(omegas))
+    om = _omegas(omegas)
     if len(om) != d // 2:
         raise ValueError(f"omegas must give one frequency per rotation plane: d = {d} has {d // 2}, got {len(om)}")
     name = "rope" if rotate_values else "rope_unrotated_values"
