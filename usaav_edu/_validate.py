@@ -96,3 +96,30 @@ def orthogonal_frames(name, value, d=None):
     if err > 1e-9:
         raise ValueError(f"{name} must be orthogonal matrices (F^T F = I within 1e-9); the error is {err:.3g}")
     return f
+
+
+def output_path(name, path):
+    """Return ``path`` (a str or ``os.PathLike``) as a str naming a file that can be written.
+
+    The path is used exactly as given: no suffix is added.  Refused, with the
+    reason: an empty path, a path ending in a separator or naming an existing
+    directory, and a path whose folder does not exist or is not writable.
+    """
+    import os
+
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a file path (str or os.PathLike), got {type(path).__name__}")
+    path = os.fspath(path)
+    if not isinstance(path, str):
+        raise TypeError(f"{name} must be a file path (str or os.PathLike), got a path of {type(path).__name__}")
+    if path == "":
+        raise ValueError(f"{name} must name a file, got an empty path")
+    seps = tuple(s for s in (os.sep, os.altsep) if s)
+    if path.endswith(seps) or os.path.isdir(path):
+        raise ValueError(f"{name} must name a file, got the directory {path!r}")
+    folder = os.path.dirname(path) or os.curdir
+    if not os.path.isdir(folder):
+        raise ValueError(f"{name}: the folder {folder!r} of {path!r} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{name}: the folder {folder!r} of {path!r} is not writable")
+    return path

@@ -1,11 +1,26 @@
 """The result of a simulation: a small frozen record of arrays."""
 
+import contextlib
 import json
+import math
+import os
+import stat
+import tempfile
+import warnings
+import zipfile
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.lib import format as npformat
 
+from . import _validate as v
 from .models import Model
+
+MAX_BYTES = 2**31  # default cap of ``load`` on the decompressed size of a file's arrays
+UNIT_TOL = 1e-9  # rows of a loaded x must have norm 1 within this
+ARRAYS = ("t", "x", "xi", "energy", "frozen", "metadata")
+METADATA = ("model", "method", "dt", "rtol", "atol", "seed", "n_rhs", "version")
+METHODS = ("rk4", "dopri5")
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,20 +86,229 @@ class Trajectory:
         }
 
     def save(self, path):
-        """Write the arrays and the metadata (model parameters, seed, version) to an .npz file."""
+        """Write the arrays and the metadata (model parameters, seed, version) to ``path``.
+
+        The file is an uncompressed NumPy ``.npz`` archive written to exactly
+        ``path`` (a str or ``os.PathLike``; any name is accepted and no suffix is
+        added).  It is first written to a temporary file in the same folder and
+        then renamed over ``path`` with ``os.replace``, so an interrupted save
+        leaves any previous file at ``path`` intact and no partial file behind.
+        An empty path, a directory, or a missing or read-only folder is refused
+        with ValueError before anything is written.
+        """
+        path = v.output_path("path", path)
         frozen = np.zeros(self.n, dtype=bool) if self.frozen is None else self.frozen
-        np.savez(path, t=self.t, x=self.x, xi=self.xi, energy=self.energy, frozen=frozen,
-                 metadata=np.array(json.dumps(self.metadata())))
+        arrays = dict(t=self.t, x=self.x, xi=self.xi, energy=self.energy, frozen=frozen,
+                      metadata=np.array(json.dumps(self.metadata())))
+        folder = os.path.dirname(path) or os.curdir
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, **arrays)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, _new_file_mode(path))
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _sync_folder(folder)
 
     @classmethod
-    def load(cls, path):
-        """Read a Trajectory written by ``save``."""
-        with np.load(path, allow_pickle=False) as f:
-            meta = json.loads(str(f["metadata"]))
-            frozen = f["frozen"]
-            return cls(
-                t=f["t"], x=f["x"], xi=f["xi"], energy=f["energy"],
-                model=Model.from_params(meta["model"]), method=meta["method"], dt=meta["dt"],
-                rtol=meta["rtol"], atol=meta["atol"], frozen=frozen if frozen.any() else None,
-                seed=meta["seed"], n_rhs=meta["n_rhs"], version=meta["version"],
-            )
+    def load(cls, path, *, max_bytes=MAX_BYTES):
+        """Read a Trajectory written by ``save``, checking everything in the file.
+
+        ``path`` is a str or ``os.PathLike`` (or an open binary file).  Anything
+        that is not a valid trajectory raises one ``ValueError`` starting "not a
+        valid usaav-edu trajectory": a file that is not a NumPy archive, a missing
+        or malformed array (shape, dtype, NaN, rows of ``x`` off the unit sphere
+        by more than ``UNIT_TOL``, times not increasing), malformed metadata, or a
+        model that its constructors refuse.  Arrays holding Python objects are
+        never unpickled.  Before anything is decompressed, the sizes in the
+        archive's directory are checked: the arrays together may hold at most
+        ``max_bytes`` bytes (default ``MAX_BYTES`` = 2**31), so a small
+        compressed file cannot inflate to exhaust memory.  Arrays or metadata
+        keys this version does not know (a file from a newer version) are
+        ignored with a warning naming them.  A missing or unreadable file raises
+        the ``OSError`` of opening it.
+        """
+        max_bytes = v.integer("max_bytes", max_bytes, minimum=1)
+        where = path if hasattr(path, "read") else os.fspath(path)
+        try:
+            with zipfile.ZipFile(where) as zf:
+                arrays = _read_arrays(zf, max_bytes)
+            meta = _metadata(arrays.pop("metadata"))
+            return _build(cls, arrays, meta)
+        except _Invalid as exc:
+            raise ValueError(f"not a valid usaav-edu trajectory: {exc} (file {where!r})") from None
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"not a valid usaav-edu trajectory: {exc} (file {where!r})") from None
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
+            raise ValueError(f"not a valid usaav-edu trajectory: not a readable .npz archive ({exc}) "
+                             f"(file {where!r})") from None
+
+
+# ---------------------------------------------------------------------- file checks
+class _Invalid(Exception):
+    """Something in a trajectory file is wrong (turned into one ValueError by ``load``)."""
+
+
+def _new_file_mode(path):
+    """Permissions for a saved file: those of the file it replaces, else the default for new files."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+def _sync_folder(folder):
+    """Make the rename durable (POSIX); a no-op where folders cannot be opened."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _read_arrays(zf, max_bytes):
+    """The known arrays of an open .npz archive, after checking the sizes in its directory."""
+    members = {}
+    for info in zf.infolist():
+        key = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+        if key in members:
+            raise _Invalid(f"the archive holds {key!r} twice")
+        members[key] = info
+    missing = [k for k in ARRAYS if k not in members]
+    if missing:
+        raise _Invalid(f"missing arrays {missing}")
+    unknown = sorted(k for k in members if k not in ARRAYS)
+    if unknown:
+        warnings.warn(f"ignoring arrays this version does not know: {unknown} (a file from a newer version?)",
+                      stacklevel=3)
+    total = sum(members[k].file_size for k in ARRAYS)
+    if total > max_bytes:
+        raise _Invalid(f"its arrays would take {total} bytes once decompressed, more than "
+                       f"max_bytes = {max_bytes}")
+    return {k: _read_member(zf, members[k], k) for k in ARRAYS}
+
+
+def _read_member(zf, info, key):
+    """One .npy member, read without pickle and never beyond the size its directory entry states."""
+    with zf.open(info) as fh:
+        try:
+            version = npformat.read_magic(fh)
+            if version == (1, 0):
+                shape, fortran, dtype = npformat.read_array_header_1_0(fh)
+            elif version == (2, 0):
+                shape, fortran, dtype = npformat.read_array_header_2_0(fh)
+            else:
+                raise _Invalid(f"array {key!r} uses .npy format version {version}, which is not supported")
+        except (ValueError, EOFError) as exc:
+            raise _Invalid(f"array {key!r} is not a .npy array ({exc})") from None
+        if dtype.hasobject:
+            raise _Invalid(f"array {key!r} holds Python objects (dtype {dtype}); a trajectory holds only numbers "
+                           f"and text, and objects are never unpickled")
+        count = math.prod(shape)
+        nbytes = count * dtype.itemsize
+        if nbytes > info.file_size:
+            raise _Invalid(f"array {key!r} claims shape {shape} of {dtype} ({nbytes} bytes) but its member holds "
+                           f"{info.file_size} bytes")
+        buf = bytearray(nbytes)
+        got = fh.readinto(buf) if nbytes else 0
+        while got < nbytes:
+            more = fh.readinto(memoryview(buf)[got:])
+            if not more:
+                raise _Invalid(f"array {key!r} is truncated")
+            got += more
+        if fh.read(1):
+            raise _Invalid(f"array {key!r} has data beyond its shape {shape}")
+    arr = np.frombuffer(buf, dtype=dtype, count=count)
+    return arr.reshape(shape, order="F" if fortran else "C")
+
+
+def _metadata(arr):
+    """The metadata dict, with its entries checked."""
+    if arr.ndim != 0 or arr.dtype.kind != "U":
+        raise _Invalid(f"metadata must be a text scalar, got dtype {arr.dtype}, shape {arr.shape}")
+    try:
+        meta = json.loads(str(arr[()]))
+    except json.JSONDecodeError as exc:
+        raise _Invalid(f"metadata is not valid JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise _Invalid(f"metadata must be a JSON object, got {type(meta).__name__}")
+    missing = [k for k in METADATA if k not in meta]
+    if missing:
+        raise _Invalid(f"metadata lacks the keys {missing}")
+    unknown = sorted(k for k in meta if k not in METADATA)
+    if unknown:
+        warnings.warn(f"ignoring metadata keys this version does not know: {unknown} (a file from a newer "
+                      f"version?)", stacklevel=3)
+    if meta["method"] not in METHODS:
+        raise _Invalid(f"metadata: method must be one of {list(METHODS)}, got {meta['method']!r}")
+    for key in ("dt", "rtol", "atol"):
+        if meta[key] is not None:
+            meta[key] = v.real_scalar(f"metadata {key}", meta[key], minimum=0.0, strict=True)
+    if meta["seed"] is not None:
+        meta["seed"] = v.integer("metadata seed", meta["seed"])
+    meta["n_rhs"] = v.integer("metadata n_rhs", meta["n_rhs"], minimum=0)
+    if not isinstance(meta["version"], str):
+        raise _Invalid(f"metadata: version must be a string, got {meta['version']!r}")
+    if not isinstance(meta["model"], dict):
+        raise _Invalid(f"metadata: model must be a JSON object, got {type(meta['model']).__name__}")
+    try:
+        meta["model"] = Model.from_params(meta["model"])
+    except (TypeError, ValueError) as exc:
+        raise _Invalid(f"metadata: model: {exc}") from None
+    return meta
+
+
+def _real(key, arr, shape):
+    """``arr`` as float64 after checking its dtype (real floating point), shape and finiteness."""
+    if arr.dtype.kind != "f":
+        raise _Invalid(f"array {key!r} must hold real floating-point numbers, got dtype {arr.dtype}")
+    if arr.shape != shape:
+        raise _Invalid(f"array {key!r} must have shape {shape}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise _Invalid(f"array {key!r} must be finite (no NaN or inf)")
+    return arr.astype(np.float64)
+
+
+def _build(cls, arrays, meta):
+    """The Trajectory, after checking the arrays against one another and against the model."""
+    model = meta["model"]
+    x = arrays["x"]
+    if x.ndim != 3 or x.shape[0] < 1 or x.shape[1] < 1 or x.shape[2] < 2:
+        raise _Invalid(f"array 'x' must have shape (F, n, d) with F >= 1, n >= 1, d >= 2, got {x.shape}")
+    f, n, d = x.shape
+    x = _real("x", x, (f, n, d))
+    err = float(np.max(np.abs(np.linalg.norm(x, axis=2) - 1.0)))
+    if err > UNIT_TOL:
+        raise _Invalid(f"array 'x' must hold unit vectors (|x_i| = 1 within {UNIT_TOL:g}); the largest "
+                       f"deviation is {err:.3g}")
+    t = _real("t", arrays["t"], (f,))
+    if np.any(np.diff(t) <= 0):
+        raise _Invalid("array 't' must be strictly increasing")
+    energy = _real("energy", arrays["energy"], (f,))
+    frozen = arrays["frozen"]
+    if frozen.dtype != bool or frozen.shape != (n,):
+        raise _Invalid(f"array 'frozen' must be a boolean array of shape ({n},), got dtype {frozen.dtype}, "
+                       f"shape {frozen.shape}")
+    xi = arrays["xi"]
+    if model.gauge != "frames" and xi.dtype.kind != "f":
+        raise _Invalid(f"array 'xi' must hold real floating-point positions, got dtype {xi.dtype}")
+    try:
+        model.check_dimension(d)
+        xi = model.check_labels(xi, n)
+    except (TypeError, ValueError) as exc:
+        raise _Invalid(f"the model and the arrays disagree: {exc}") from None
+    return cls(t=t, x=x, xi=xi, energy=energy, model=model, method=meta["method"], dt=meta["dt"],
+               rtol=meta["rtol"], atol=meta["atol"], frozen=frozen.copy() if frozen.any() else None,
+               seed=meta["seed"], n_rhs=meta["n_rhs"], version=meta["version"])
