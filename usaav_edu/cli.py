@@ -3,16 +3,28 @@
     usaav-edu simulate --model rope --n 64 --d 3 --beta 1 --tau 20 --seed 0 --out run.npz
     usaav-edu bench
 
-``simulate`` builds a standard experiment (``usaav_edu.experiments.setup``),
-integrates it, writes the Trajectory to ``--out`` and prints a summary;
-``bench`` prints the right-hand-side throughput (pair interactions per second).
+``simulate`` checks every flag, builds a standard experiment
+(``usaav_edu.experiments.setup``), integrates it, writes the Trajectory to
+exactly the path ``--out`` and only then prints a summary; ``bench`` prints the
+right-hand-side throughput (pair interactions per second).
+
+A flag that the chosen experiment does not read (``--omega`` for ``usa``, a
+``--d`` other than 4 for ``generalized_rope``, ``--rtol`` with RK4, ...) is an
+error, not silently ignored.  Every failure is one line on stderr, never a
+traceback: exit status 2 for bad input, 1 for a failed run (integration error,
+out of memory, a file that cannot be written), 130 for Ctrl-C.
 """
 
 import argparse
 import sys
 
+from . import _validate as v
 from . import diagnostics, experiments
 from .solver import IntegrationError, simulate
+
+DEFAULTS = {"d": 3, "beta": 1.0, "omega": 1.0, "prompts": 4, "lam": 1.0}
+# the setup keyword behind each experiment flag
+SETUP_KEYWORD = {"d": "d", "beta": "beta", "omega": "omega", "prompts": "n_prompts", "lam": "lam"}
 
 
 def _parser():
@@ -20,59 +32,157 @@ def _parser():
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("simulate", help="simulate a standard experiment and save the trajectory")
     s.add_argument("--model", choices=experiments.NAMES, default="usa")
-    s.add_argument("--n", type=int, default=64, help="number of tokens")
-    s.add_argument("--d", type=int, default=3, help="ambient dimension (tokens on S^{d-1})")
-    s.add_argument("--beta", type=float, default=1.0, help="inverse temperature")
-    s.add_argument("--omega", type=float, default=1.0, help="rotation / cosine frequency")
-    s.add_argument("--prompts", type=int, default=4, help="number of prompts (prefix_gauge)")
-    s.add_argument("--lam", type=float, default=1.0, help="decay of the distance bias")
-    s.add_argument("--tau", type=float, default=20.0, help="final time")
-    s.add_argument("--dt", type=float, default=None, help="RK4 step (default: from beta)")
+    s.add_argument("--n", type=int, default=64, help="number of tokens, >= 1")
+    s.add_argument("--d", type=int, default=None,
+                   help="ambient dimension (tokens on S^{d-1}), >= 2 (default 3; generalized_rope: 4 only)")
+    s.add_argument("--beta", type=float, default=None, help="inverse temperature, >= 0 (default 1)")
+    s.add_argument("--omega", type=float, default=None, help="rotation / cosine frequency (default 1)")
+    s.add_argument("--prompts", type=int, default=None, help="number of prompts, >= 1 (prefix_gauge; default 4)")
+    s.add_argument("--lam", type=float, default=None, help="decay of the distance bias, >= 0 (default 1)")
+    s.add_argument("--tau", type=float, default=20.0, help="final time, > 0")
+    s.add_argument("--dt", type=float, default=None, help="RK4 step, > 0 (default: from beta)")
     s.add_argument("--method", choices=("rk4", "dopri5"), default="rk4")
-    s.add_argument("--frames", type=int, default=101, help="number of stored frames")
-    s.add_argument("--seed", type=int, default=0, help="seed of the uniform initial state")
-    s.add_argument("--tol", type=float, default=1e-3, help="cluster tolerance for the summary")
-    s.add_argument("--out", default=None, help="output .npz file")
+    s.add_argument("--rtol", type=float, default=None, help="dopri5 relative tolerance, > 0 (default 1e-8)")
+    s.add_argument("--atol", type=float, default=None, help="dopri5 absolute tolerance, > 0 (default 1e-10)")
+    s.add_argument("--frames", type=int, default=101, help="number of stored frames, >= 2")
+    s.add_argument("--seed", type=int, default=0, help="seed of the uniform initial state, >= 0")
+    s.add_argument("--tol", type=float, default=1e-3, help="cluster tolerance for the summary, > 0")
+    s.add_argument("--out", default=None, help="output file, written to exactly this path (an .npz archive)")
     b = sub.add_parser("bench", help="print right-hand-side throughput (pair interactions per second)")
     b.add_argument("--n", type=int, nargs="+", default=[256, 1024])
     b.add_argument("--repeats", type=int, default=9)
     return p
 
 
-def _simulate(a):
-    model, x0, xi = experiments.setup(a.model, n=a.n, d=a.d, beta=a.beta, omega=a.omega,
-                                      n_prompts=a.prompts, lam=a.lam, seed=a.seed)
-    traj = simulate(model, x0, xi, t_max=a.tau, dt=a.dt, method=a.method, n_frames=a.frames,
-                    seed=a.seed, progress=True)
+def simulate_settings(a):
+    """Check every ``simulate`` flag before anything runs; return the setup and solver keywords and the path.
+
+    Raises ValueError or TypeError naming the flag.
+    """
+    name = a.model
+    used = experiments.PARAMETERS[name]
+    setup = {"n": v.integer("--n", a.n, minimum=1), "seed": v.integer("--seed", a.seed, minimum=0)}
+    for flag, key in SETUP_KEYWORD.items():
+        value = getattr(a, flag)
+        if key == "d" and name in experiments.FIXED_DIMENSION:
+            fixed = experiments.FIXED_DIMENSION[name]
+            if value is not None and value != fixed:
+                raise ValueError(f"--d {value}: the {name} experiment runs in d = {fixed} only; "
+                                 f"leave --d out or pass --d {fixed}")
+            setup[key] = fixed
+            continue
+        if key not in used:
+            if value is not None:
+                raise ValueError(f"--{flag} has no effect on the {name} experiment; leave it out")
+            continue
+        value = DEFAULTS[flag] if value is None else value
+        if flag == "d":
+            value = v.integer("--d", value, minimum=2)
+        elif flag == "prompts":
+            value = v.integer("--prompts", value, minimum=1)
+        elif flag in ("beta", "lam"):
+            value = v.real_scalar(f"--{flag}", value, minimum=0.0)
+        else:
+            value = v.real_scalar(f"--{flag}", value)
+        setup[key] = value
+    solver = {"t_max": v.real_scalar("--tau", a.tau, minimum=0.0, strict=True),
+              "n_frames": v.integer("--frames", a.frames, minimum=2), "method": a.method}
+    if a.dt is not None:
+        solver["dt"] = v.real_scalar("--dt", a.dt, minimum=0.0, strict=True)
+    for flag in ("rtol", "atol"):
+        value = getattr(a, flag)
+        if value is None:
+            continue
+        if a.method != "dopri5":
+            raise ValueError(f"--{flag} applies to --method dopri5 only (the method is {a.method})")
+        solver[flag] = v.real_scalar(f"--{flag}", value, minimum=0.0, strict=True)
+    v.real_scalar("--tol", a.tol, minimum=0.0, strict=True)
+    out = None if a.out is None else v.output_path("--out", a.out)
+    return setup, solver, out
+
+
+def _simulate(a, record):
+    setup, solver, out = simulate_settings(a)
+    model, x0, xi = experiments.setup(a.model, **setup)
+    traj = simulate(model, x0, xi, seed=setup["seed"], progress=True, **solver)
+    if out is not None:
+        traj.save(out)
+        record["saved"] = out
+        print(f"wrote {out}", flush=True)
+    record["finished"] = True
     s = diagnostics.summary(traj, tol=a.tol)
-    print(f"model {a.model}  n {traj.n}  d {traj.d}  beta {a.beta}  tau {a.tau}  seed {a.seed}  "
-          f"method {traj.method}  rhs evaluations {traj.n_rhs}")
+    print(f"model {a.model}  n {traj.n}  d {traj.d}  beta {model.beta:g}  tau {solver['t_max']:g}  "
+          f"seed {setup['seed']}  method {traj.method}  rhs evaluations {traj.n_rhs}")
     print(f"final energy   {s['energy']:.10g}")
     print(f"energy bound   {s['energy_bound']:.10g}")
     print(f"spread         {s['spread']:.3e}")
     print(f"dirac distance {s['dirac_distance']:.3e}")
     print(f"clusters       {s['clusters']} (tol {a.tol:g})")
-    if a.out:
-        traj.save(a.out)
-        print(f"wrote {a.out}")
 
 
 def _bench(a):
     from .bench import report
 
-    print(report(a.n, repeats=a.repeats))
+    n_values = [v.integer("--n", n, minimum=1) for n in a.n]
+    print(report(n_values, repeats=v.integer("--repeats", a.repeats, minimum=1)))
+
+
+class _LineTracker:
+    """Stand-in for stderr that knows whether the last write ended a line (the progress bar does not)."""
+
+    def __init__(self, stream):
+        self.stream, self.at_line_start = stream, True
+
+    def write(self, text):
+        if text:
+            self.at_line_start = text.endswith("\n")
+        return self.stream.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def _describe(exc):
+    if isinstance(exc, MemoryError):
+        return "out of memory" + (f" ({exc})" if str(exc) else "")
+    return str(exc) or type(exc).__name__
 
 
 def main(argv=None):
     a = _parser().parse_args(argv)
+    err = _LineTracker(sys.stderr)
+    record = {"saved": None, "finished": False}
+
+    def fail(what, code):
+        sys.stdout.flush()
+        if not err.at_line_start:
+            err.write("\n")
+        if record["finished"]:
+            saved = (f"it was saved to {record['saved']}" if record["saved"] is not None
+                     else "it was not saved (no --out)")
+            what = f"{what} in the summary; the run itself finished and {saved}"
+        err.write("usaav-edu: " + " ".join(what.split()) + "\n")
+        err.flush()
+        return code
+
+    sys.stderr = err
     try:
         if a.command == "simulate":
-            _simulate(a)
+            _simulate(a, record)
         else:
             _bench(a)
-    except (ValueError, TypeError, IntegrationError) as exc:
-        print(f"usaav-edu: error: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        return fail("interrupted", 130)
+    except (ValueError, TypeError) as exc:
+        return fail(f"error: {_describe(exc)}", 1 if record["finished"] else 2)
+    except (IntegrationError, MemoryError, OSError) as exc:
+        return fail(f"error: {_describe(exc)}", 1)
+    except Exception as exc:
+        if not record["finished"]:
+            raise
+        return fail(f"error: {type(exc).__name__}: {_describe(exc)}", 1)
+    finally:
+        sys.stderr = err.stream
     return 0
 
 

@@ -13,6 +13,20 @@ from . import models, sphere
 
 NAMES = ("usa", "sa", "rope", "generalized_rope", "prefix_gauge", "distance_bias", "cosine_bias")
 
+# The keywords of ``setup`` that each experiment reads besides n and seed.  The
+# others have no effect on it: generalized_rope fixes d (FIXED_DIMENSION), and
+# cosine_bias uses the linear profile, on which beta has no effect.
+PARAMETERS = {
+    "usa": ("d", "beta"),
+    "sa": ("d", "beta"),
+    "rope": ("d", "beta", "omega"),
+    "generalized_rope": ("beta", "omega"),
+    "prefix_gauge": ("d", "beta", "n_prompts"),
+    "distance_bias": ("d", "beta", "lam"),
+    "cosine_bias": ("d", "omega"),
+}
+FIXED_DIMENSION = {"generalized_rope": 4}
+
 
 def positions(n, omega=1.0):
     """Positions covering one full period of the rotation: ``xi_i = 2 pi i / (n omega)``."""
@@ -29,10 +43,14 @@ def setup(name, n=64, d=3, beta=1.0, omega=1.0, n_prompts=4, lam=1.0, seed=0):
     * ``usa``, ``sa``: no labels (xi = 0), any d.
     * ``rope``: d = 3 uses one plane with frequency ``omega``; even d uses the
       standard frequencies ``omega * 10000^{-2k/d}``.  Positions ``2 pi i / (n omega)``.
-    * ``generalized_rope``: d = 4, frequencies ``(omega, sqrt(2) omega)``, positions ``i``.
+    * ``generalized_rope``: d = 4 whatever ``d`` is given, frequencies ``(omega, sqrt(2) omega)``,
+      positions ``i``.
     * ``prefix_gauge``: ``n_prompts`` Haar-random frames (seeded), prompt ids ``i mod K``.
     * ``distance_bias``: ``b = exp(-lam |dxi|)``, positions ``2 pi i / n``.
-    * ``cosine_bias``: ``b = cos(omega dxi)``, linear profile, positions ``2 pi i / (n omega)``.
+    * ``cosine_bias``: ``b = cos(omega dxi)``, linear profile (so ``beta`` has no effect),
+      positions ``2 pi i / (n omega)``.
+
+    ``PARAMETERS[name]`` lists the keywords that experiment reads (besides n and seed).
 
     x0 is uniform on S^{d-1} from ``seed`` (``sphere.uniform``).
     """
