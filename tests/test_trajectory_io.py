@@ -1,0 +1,372 @@
+"""Trajectory files: saved atomically to exactly the path given, loaded only when valid."""
+
+import io
+import json
+import os
+import pathlib
+import struct
+import zipfile
+
+import numpy as np
+import pytest
+
+import usaav_edu as ue
+
+INVALID = "not a valid usaav-edu trajectory"
+
+
+@pytest.fixture(scope="module")
+def traj():
+    """A short prefix-gauge run (frames gauge, integer prompt ids) with one frozen token."""
+    model, x0, xi = ue.experiments.setup("prefix_gauge", n=6, d=3, n_prompts=2, seed=1)
+    frozen = np.zeros(6, dtype=bool)
+    frozen[0] = True
+    return ue.simulate(model, x0, xi, t_max=0.5, n_frames=3, seed=1, frozen=frozen)
+
+
+@pytest.fixture(scope="module")
+def rope_traj():
+    model, x0, xi = ue.experiments.setup("rope", n=5, d=3, seed=2)
+    return ue.simulate(model, x0, xi, t_max=0.5, n_frames=3, seed=2)
+
+
+def parts(traj):
+    """The arrays and the metadata dict that ``save`` writes."""
+    frozen = np.zeros(traj.n, dtype=bool) if traj.frozen is None else traj.frozen
+    arrays = dict(t=traj.t, x=traj.x, xi=traj.xi, energy=traj.energy, frozen=frozen)
+    return arrays, json.loads(json.dumps(traj.metadata()))
+
+
+def write(path, arrays, meta, **extra):
+    """An .npz file laid out as ``save`` lays it out, from possibly altered parts."""
+    text = meta if isinstance(meta, str) else json.dumps(meta)
+    np.savez(path, **arrays, metadata=np.array(text), **extra)
+    return path
+
+
+def same_bytes(path, data):
+    return pathlib.Path(path).read_bytes() == data
+
+
+# ---------------------------------------------------------------------- save
+def test_save_writes_exactly_the_path_given(tmp_path, traj):
+    path = tmp_path / "run.dat"
+    traj.save(str(path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.dat"]
+    back = ue.Trajectory.load(path)
+    assert np.array_equal(back.x, traj.x) and np.array_equal(back.frozen, traj.frozen)
+
+
+@pytest.mark.parametrize("kind", ["empty", "directory", "trailing separator", "missing folder"])
+def test_save_refuses_a_path_that_names_no_writable_file(tmp_path, traj, kind):
+    path = {"empty": "", "directory": str(tmp_path), "trailing separator": str(tmp_path / "new") + os.sep,
+            "missing folder": str(tmp_path / "no" / "run.npz")}[kind]
+    with pytest.raises(ValueError, match="path"):
+        traj.save(path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_save_replaces_the_previous_file_whole(tmp_path, traj, rope_traj):
+    path = tmp_path / "run.npz"
+    traj.save(path)
+    rope_traj.save(path)
+    back = ue.Trajectory.load(path)
+    assert back.model.name == "rope" and np.array_equal(back.x, rope_traj.x)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.npz"]
+
+
+def test_saved_file_has_the_usual_permissions(tmp_path, traj):
+    mask = os.umask(0)
+    os.umask(mask)
+    traj.save(tmp_path / "run.npz")
+    assert (tmp_path / "run.npz").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+@pytest.mark.parametrize("exc", [OSError(28, "No space left on device"), KeyboardInterrupt()])
+def test_interrupted_save_keeps_the_old_file_and_leaves_no_partial_file(tmp_path, traj, rope_traj,
+                                                                         monkeypatch, exc):
+    path = tmp_path / "run.npz"
+    traj.save(path)
+    old = path.read_bytes()
+    real = np.lib.format.write_array
+    calls = []
+
+    def write_then_fail(fid, arr, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:  # the second array, after the first one is in the file
+            fid.write(b"\0" * 100)
+            raise exc
+        return real(fid, arr, *args, **kwargs)
+
+    monkeypatch.setattr(np.lib.format, "write_array", write_then_fail)
+    with pytest.raises(type(exc)):
+        rope_traj.save(path)
+    monkeypatch.undo()
+    assert len(calls) == 2
+    assert same_bytes(path, old)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.npz"]
+    assert ue.Trajectory.load(path).model.name == "prefix_gauge"
+
+
+# ---------------------------------------------------------------------- load: the good file
+def test_load_roundtrip_checks_pass_for_every_model(tmp_path, traj, rope_traj):
+    for t in (traj, rope_traj):
+        t.save(tmp_path / "a.npz")
+        back = ue.Trajectory.load(tmp_path / "a.npz")
+        assert back.model.params() == t.model.params()
+        assert back.xi.dtype == t.xi.dtype and np.array_equal(back.xi, t.xi)
+        assert np.array_equal(back.energy, t.energy) and back.n_rhs == t.n_rhs
+
+
+# ---------------------------------------------------------------------- load: malformed arrays
+def _nonunit(a):
+    a["x"] = a["x"] * 1.001
+
+
+def _nan(a):
+    a["x"] = a["x"].copy()
+    a["x"][1, 2, 0] = np.nan
+
+
+BAD_ARRAYS = {
+    "x holds strings": (lambda a: a.update(x=a["x"].astype(str)), "'x'"),
+    "x is complex": (lambda a: a.update(x=a["x"].astype(complex)), "'x'"),
+    "x has NaN": (_nan, "'x'"),
+    "x off the sphere": (_nonunit, "unit vectors"),
+    "x lacks d": (lambda a: a.update(x=a["x"][..., 0]), "'x'"),
+    "t is short": (lambda a: a.update(t=a["t"][:-1]), "'t'"),
+    "energy is short": (lambda a: a.update(energy=a["energy"][:-1]), "'energy'"),
+    "t not increasing": (lambda a: a.update(t=a["t"][::-1].copy()), "increasing"),
+    "energy is infinite": (lambda a: a.update(energy=np.full_like(a["energy"], np.inf)), "'energy'"),
+    "xi too short": (lambda a: a.update(xi=a["xi"][:-1]), "xi"),
+    "xi out of range": (lambda a: a.update(xi=a["xi"] + 5), "prompt ids"),
+    "xi is float for prompts": (lambda a: a.update(xi=a["xi"].astype(float)), "integer"),
+    "frozen is not bool": (lambda a: a.update(frozen=a["frozen"].astype(np.int8)), "'frozen'"),
+    "frozen is short": (lambda a: a.update(frozen=a["frozen"][:-1]), "'frozen'"),
+    "x holds objects": (lambda a: a.update(x=np.array([object()] * 3, dtype=object)), "objects"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_ARRAYS))
+def test_load_refuses_malformed_arrays(tmp_path, traj, kind):
+    change, words = BAD_ARRAYS[kind]
+    arrays, meta = parts(traj)
+    change(arrays)
+    path = write(tmp_path / "bad.npz", arrays, meta)
+    with pytest.raises(ValueError, match=INVALID) as info:
+        ue.Trajectory.load(path)
+    assert words in str(info.value)
+    assert "allow_pickle" not in str(info.value)
+
+
+def test_load_refuses_a_missing_array(tmp_path, traj):
+    arrays, meta = parts(traj)
+    del arrays["energy"]
+    with pytest.raises(ValueError, match=INVALID + ".*energy"):
+        ue.Trajectory.load(write(tmp_path / "bad.npz", arrays, meta))
+
+
+def test_load_refuses_positions_whose_angles_overflow(tmp_path, rope_traj):
+    arrays, meta = parts(rope_traj)
+    arrays["xi"] = np.full_like(arrays["xi"], 1e308)
+    meta["model"]["omegas"] = [10.0]
+    with pytest.raises(ValueError, match=INVALID + ".*omegas \\* xi"):
+        ue.Trajectory.load(write(tmp_path / "bad.npz", arrays, meta))
+
+
+# ---------------------------------------------------------------------- load: malformed metadata
+def _frames_not_orthogonal(m):
+    m["model"]["frames"][0][0][0] = 2.0
+
+
+BAD_METADATA = {
+    "frames not orthogonal": (_frames_not_orthogonal, "orthogonal"),
+    "beta is text": (lambda m: m["model"].update(beta="1"), "beta"),
+    "beta is NaN": (lambda m: m["model"].update(beta=float("nan")), "beta"),
+    "unknown gauge": (lambda m: m["model"].update(gauge="hyperbolic"), "gauge"),
+    "model key missing": (lambda m: m["model"].pop("profile"), "profile"),
+    "model not an object": (lambda m: m.update(model=[1, 2]), "model"),
+    "method unknown": (lambda m: m.update(method="euler"), "method"),
+    "dt negative": (lambda m: m.update(dt=-0.1), "dt"),
+    "seed is text": (lambda m: m.update(seed="zero"), "seed"),
+    "n_rhs negative": (lambda m: m.update(n_rhs=-4), "n_rhs"),
+    "version is a number": (lambda m: m.update(version=1), "version"),
+    "metadata key missing": (lambda m: m.pop("seed"), "seed"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_METADATA))
+def test_load_refuses_malformed_metadata(tmp_path, traj, kind):
+    change, words = BAD_METADATA[kind]
+    arrays, meta = parts(traj)
+    change(meta)
+    with pytest.raises(ValueError, match=INVALID) as info:
+        ue.Trajectory.load(write(tmp_path / "bad.npz", arrays, meta))
+    assert words in str(info.value)
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2, 3]"])
+def test_load_refuses_metadata_that_is_not_a_json_object(tmp_path, traj, text):
+    arrays, _ = parts(traj)
+    with pytest.raises(ValueError, match=INVALID + ".*metadata"):
+        ue.Trajectory.load(write(tmp_path / "bad.npz", arrays, text))
+
+
+def test_load_refuses_metadata_that_is_not_text(tmp_path, traj):
+    arrays, _ = parts(traj)
+    np.savez(tmp_path / "bad.npz", **arrays, metadata=np.arange(3.0))
+    with pytest.raises(ValueError, match=INVALID + ".*metadata"):
+        ue.Trajectory.load(tmp_path / "bad.npz")
+
+
+# ---------------------------------------------------------------------- load: not an archive
+@pytest.mark.parametrize("kind", ["empty", "text", "truncated", "npy"])
+def test_load_refuses_files_that_are_not_archives(tmp_path, traj, kind):
+    path = tmp_path / "bad.npz"
+    if kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "text":
+        path.write_text("t,x\n0,1\n")
+    elif kind == "npy":
+        with open(path, "wb") as fh:
+            np.save(fh, traj.x)
+    else:
+        traj.save(path)
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match=INVALID):
+        ue.Trajectory.load(path)
+
+
+def test_load_refuses_a_corrupted_member(tmp_path, traj):
+    path = tmp_path / "bad.npz"
+    traj.save(path)
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        at = zf.getinfo("x.npy").header_offset
+    name_len, extra_len = struct.unpack_from("<HH", data, at + 26)
+    # flip one byte of x's data (stored uncompressed, so the CRC no longer matches)
+    data[at + 30 + name_len + extra_len + 200] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=INVALID):
+        ue.Trajectory.load(path)
+
+
+def test_a_missing_file_is_an_oserror(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        ue.Trajectory.load(tmp_path / "nothing.npz")
+
+
+# ---------------------------------------------------------------------- load: sizes
+def _claim_size(path, member, size):
+    """Rewrite the uncompressed size that the archive's central directory states for ``member``."""
+    data = bytearray(pathlib.Path(path).read_bytes())
+    name = member.encode()
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:
+        name_len = struct.unpack_from("<H", data, at + 28)[0]
+        if data[at + 46: at + 46 + name_len] == name:
+            struct.pack_into("<I", data, at + 24, size)
+            pathlib.Path(path).write_bytes(bytes(data))
+            return
+        at = data.find(b"PK\x01\x02", at + 4)
+    raise AssertionError(f"{member} not in the central directory")
+
+
+def test_load_refuses_members_that_inflate_beyond_the_cap_before_reading_them(tmp_path, traj, monkeypatch):
+    path = tmp_path / "bomb.npz"
+    traj.save(path)
+    _claim_size(path, "x.npy", 0xFFFF0000)  # about 4.3 GB, beyond the default cap of 2**31 bytes
+    opened = []
+    real_open = zipfile.ZipFile.open
+    monkeypatch.setattr(zipfile.ZipFile, "open", lambda self, name, *a, **k: opened.append(name) or
+                        real_open(self, name, *a, **k))
+    with pytest.raises(ValueError, match=INVALID + ".*max_bytes"):
+        ue.Trajectory.load(path)
+    assert opened == []
+
+
+def test_load_cap_counts_decompressed_bytes(tmp_path, traj):
+    arrays, meta = parts(traj)
+    path = tmp_path / "deflated.npz"
+    np.savez_compressed(path, **arrays, metadata=np.array(json.dumps(meta)))
+    total = sum(arrays[k].nbytes for k in arrays)
+    with pytest.raises(ValueError, match=INVALID + ".*max_bytes"):
+        ue.Trajectory.load(path, max_bytes=total // 2)
+    assert np.array_equal(ue.Trajectory.load(path).x, traj.x)
+
+
+def test_load_refuses_a_header_claiming_more_data_than_its_member_holds(tmp_path, traj):
+    arrays, meta = parts(traj)
+    path = write(tmp_path / "bad.npz", arrays, meta)
+    with zipfile.ZipFile(path) as zf:
+        members = {i.filename: zf.read(i) for i in zf.infolist()}
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False,
+                                                  "shape": (10**12,) + traj.x.shape[1:]})
+    members["x.npy"] = header.getvalue() + traj.x.tobytes()
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    with pytest.raises(ValueError, match=INVALID + ".*'x' claims shape"):
+        ue.Trajectory.load(path)
+
+
+# ---------------------------------------------------------------------- load: newer files
+def test_load_warns_about_arrays_and_keys_it_does_not_know(tmp_path, traj):
+    arrays, meta = parts(traj)
+    meta["solver_notes"] = "written by a newer version"
+    path = write(tmp_path / "newer.npz", arrays, meta, attention=np.ones(3))
+    with pytest.warns(UserWarning) as record:
+        back = ue.Trajectory.load(path)
+    text = " ".join(str(w.message) for w in record)
+    assert "attention" in text and "solver_notes" in text
+    assert np.array_equal(back.x, traj.x)
+
+
+# ---------------------------------------------------------------------- models rebuilt from parameters
+def test_from_params_runs_the_constructor_checks(traj):
+    good = traj.model.params()
+    assert ue.Model.from_params(good).params() == good
+    bad_frames = dict(good, frames=(np.asarray(good["frames"]) * 1.01).tolist())
+    with pytest.raises(ValueError, match="frames must be orthogonal"):
+        ue.Model.from_params(bad_frames)
+    with pytest.raises(ValueError, match="unknown keys 'colour'"):
+        ue.Model.from_params(dict(good, colour="red"))
+    with pytest.raises(ValueError, match="lam must be finite"):
+        ue.Model.from_params(dict(ue.models.distance_bias(1.0, 2.0).params(), lam=float("inf")))
+    with pytest.raises(ValueError, match="lacks the keys \\['beta'\\]"):
+        ue.Model.from_params({k: val for k, val in good.items() if k != "beta"})
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(gauge="rope", omegas=(float("nan"),)), ValueError, "omegas\\[0\\] must be finite"),
+    (dict(gauge="rope", omegas="12"), TypeError, "omegas must be a sequence"),
+    (dict(gauge="frames", frames=np.full((1, 3, 3), 0.5)), ValueError, "frames must be orthogonal"),
+    (dict(bias="distance", lam=-1.0), ValueError, "lam must be >= 0"),
+    (dict(bias="cosine", omega=float("inf")), ValueError, "omega must be finite"),
+    (dict(omegas=(1.0,)), ValueError, "omegas must be empty unless gauge is 'rope'"),
+    (dict(lam=2.0), ValueError, "lam must be 0 unless bias is 'distance'"),
+])
+def test_direct_model_construction_runs_the_constructor_checks(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        ue.Model("custom", **kwargs)
+
+
+def test_rope_angle_overflow_names_omegas_and_xi():
+    model = ue.models.rope(1.0, (1e308,), 3)
+    x0 = ue.sphere.uniform(4, 3, seed=0)
+    xi = ue.experiments.positions(4)
+    with pytest.raises(ValueError, match=r"omegas \* xi must be finite"):
+        ue.simulate(model, x0, xi, t_max=1.0)
+    with pytest.raises(ValueError, match=r"omegas \* xi must be finite"):
+        ue.energy(model, x0, xi)
+    # the largest finite angles are fine
+    ue.energy(ue.models.rope(1.0, (1e300,), 3), x0, xi)
+
+
+def test_cosine_bias_overflow_names_omega():
+    model = ue.models.cosine_bias(1e308)
+    x0 = ue.sphere.uniform(3, 3, seed=0)
+    with pytest.raises(ValueError, match=r"omega \* \(xi_i - xi_j\) must be finite"):
+        ue.energy(model, x0, np.array([0.0, 1.0, 2.0]))
