@@ -10,6 +10,110 @@ The data path is model -> simulate -> Trajectory -> diagnostics / maximizers -> 
 
 __version__ = "0.1.0"
 
+import os
+import sys
+import tempfile
+import warnings
+
+
+def _cpu_quota():
+    """Whole CPUs granted by the cgroup CPU quota, or None if there is no quota.
+
+    ``quota / period`` from ``cpu.max`` (cgroup v2) or ``cpu.cfs_quota_us`` and
+    ``cpu.cfs_period_us`` (v1), rounded down, at least 1: a thread more than the
+    quota allows is throttled for the rest of every period.
+    """
+    try:
+        with open("/proc/self/cgroup") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        path = path.lstrip("/")
+        if controllers == "":
+            candidates = [("/sys/fs/cgroup", path, "cpu.max", None)]
+        elif "cpu" in controllers.split(","):
+            candidates = [(f"/sys/fs/cgroup/{controllers}", path, "cpu.cfs_quota_us", "cpu.cfs_period_us"),
+                          ("/sys/fs/cgroup/cpu", path, "cpu.cfs_quota_us", "cpu.cfs_period_us")]
+        else:
+            continue
+        for root, sub, quota_file, period_file in candidates:
+            for folder in (os.path.join(root, sub), root):
+                try:
+                    with open(os.path.join(folder, quota_file)) as f:
+                        fields = f.read().split()
+                    if period_file is not None:
+                        with open(os.path.join(folder, period_file)) as f:
+                            fields.append(f.read().strip())
+                    quota, period = fields[0], float(fields[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+                if quota in ("max", "-1") or float(quota) <= 0 or period <= 0:
+                    return None
+                return max(1, int(float(quota) // period))
+    return None
+
+
+def _thread_policy():
+    """Idle worker threads sleep, and no more threads than the CPUs this process may use.
+
+    Runs before Numba's threading layer starts; a setting the user made in
+    the environment is kept.  See :mod:`usaav_edu.dynamics.rhs` (Parallelism).
+    """
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    if "NUMBA_NUM_THREADS" in os.environ or "numba" in sys.modules:
+        return
+    quota = _cpu_quota()
+    try:
+        available = len(os.sched_getaffinity(0))
+    except AttributeError:
+        available = os.cpu_count() or 1
+    if quota is not None and quota < available:
+        os.environ["NUMBA_NUM_THREADS"] = str(quota)
+
+
+def _cache_folder():
+    """Make sure Numba can cache this package's compiled functions; else use a temporary folder.
+
+    Numba looks for a writable folder in turn: ``NUMBA_CACHE_DIR``, the
+    ``__pycache__`` next to the source, the user's cache folder (under
+    ``HOME``).  If none is writable (a read-only installation on a shared
+    server), every ``cache=True`` function would fail at import with "no
+    locator available"; instead the cache goes to a new private temporary
+    folder (``NUMBA_CACHE_DIR`` is set, so child processes share it), with a
+    warning naming it.  Returns that folder, or None if none was needed.
+    """
+    import numba
+    try:
+        from numba.core.caching import FunctionCache
+    except ImportError:  # a Numba without this class: let it decide on its own
+        return None
+    here = os.path.dirname(os.path.abspath(__file__))
+    for folder, _, files in os.walk(here):
+        if "__init__.py" not in files:
+            continue
+        probe = compile("def probe():\n    pass\n", os.path.join(folder, "__init__.py"), "exec")
+        namespace = {}
+        exec(probe, namespace)
+        try:
+            FunctionCache(namespace["probe"])  # finds a cache folder as a cache=True function does
+        except RuntimeError:
+            break
+    else:
+        return None
+    fallback = tempfile.mkdtemp(prefix="usaav_edu-numba-cache-")
+    os.environ["NUMBA_CACHE_DIR"] = fallback
+    numba.config.CACHE_DIR = fallback
+    warnings.warn(f"usaav_edu: no writable Numba cache folder (NUMBA_CACHE_DIR, the package's __pycache__ "
+                  f"and the user cache folder are not writable); compiled code is cached in {fallback} "
+                  f"for this session", RuntimeWarning, stacklevel=2)
+    return fallback
+
+
+_thread_policy()
+_cache_folder()
+
 from . import diagnostics, dynamics, experiments, laws, maximizers, models, reductions, spectral, sphere
 from .models import Model
 from .solver import IntegrationError, energy, energy_bound, simulate

@@ -1,0 +1,79 @@
+"""The package imports and runs where no Numba cache folder can be written (a read-only install).
+
+Numba caches compiled code in ``NUMBA_CACHE_DIR``, else in the ``__pycache__``
+next to the source, else under ``HOME``.  When none of these can be created,
+every ``cache=True`` function fails at import ("no locator available") unless
+the package falls back to a temporary folder.  The test makes the situation
+real (we may run as root, so permission bits would not stop a write): each of
+the three folders lies below a regular file, in a copy of the package.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "usaav_edu"
+
+SCRIPT = """
+import json, os, warnings
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    import usaav_edu as ue
+import numba
+m = ue.models.usa(1.0)
+traj = ue.simulate(m, ue.sphere.uniform(8, 3, seed=0), None, t_max=0.5, n_frames=3)
+cache = numba.config.CACHE_DIR
+print(json.dumps({
+    "module": ue.__file__,
+    "warnings": [str(w.message) for w in caught],
+    "cache": cache,
+    "cached_files": sum(len(files) for _, _, files in os.walk(cache)) if cache else 0,
+    "finite": bool(abs(traj.x).max() <= 1.0),
+}))
+"""
+
+
+def unwritable_install(root):
+    """A copy of the package whose ``__pycache__`` folders are regular files, and a HOME that is a file."""
+    site = root / "site"
+    shutil.copytree(PACKAGE, site / "usaav_edu",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    for folder, dirs, files in os.walk(site):
+        if "__init__.py" in files:
+            (Path(folder) / "__pycache__").write_text("not a folder\n")
+    blocker = root / "blocker"
+    blocker.write_text("a regular file\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "XDG_"))}
+    env.update(PYTHONPATH=str(site), PYTHONDONTWRITEBYTECODE="1", HOME=str(blocker),
+               NUMBA_CACHE_DIR=str(blocker / "numba"), TMPDIR=str(root / "tmp"))
+    (root / "tmp").mkdir()
+    return site, env
+
+
+def test_import_falls_back_to_a_temporary_cache_folder(tmp_path):
+    site, env = unwritable_install(tmp_path)
+    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert Path(out["module"]).resolve().parent == (site / "usaav_edu").resolve()
+    cache = Path(out["cache"])
+    assert cache.parent == tmp_path / "tmp"  # a new folder in the temporary directory
+    named = [w for w in out["warnings"] if str(cache) in w]
+    assert len(named) == 1, out["warnings"]
+    assert out["cached_files"] > 0  # the compiled functions were written there
+    assert out["finite"]
+
+
+def test_writable_cache_folder_gives_no_warning(tmp_path):
+    site, env = unwritable_install(tmp_path)
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    script = ("import warnings\nwarnings.simplefilter('error')\nimport usaav_edu, numba\n"
+              "print(numba.config.CACHE_DIR)\n")
+    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == str(tmp_path / "cache")
