@@ -1,6 +1,7 @@
 """Diagnostics and exact maximizers, read like the formulas they implement."""
 
 import numpy as np
+import pytest
 
 import usaav_edu as ue
 from usaav_edu import diagnostics as dg
@@ -76,3 +77,103 @@ def test_diameter_resolves_tiny_clusters():
     x = np.array([[1.0, 0.0, 0.0], [np.cos(1e-10), np.sin(1e-10), 0.0], [np.cos(3e-10), -np.sin(3e-10), 0.0]])
     assert abs(dg.diameter(x) - 4e-10) < 1e-15
     assert dg.diameter(x[:1]) == 0.0
+
+
+# ----------------------------------------------------------------------------- input checks
+def test_orbit_residual_checks_the_dimension_of_x():
+    rope3 = ue.models.rope(1.0, (1.0,), 3)             # one rotation plane: d = 2 or 3
+    x4 = ue.sphere.uniform(5, 4, seed=0)
+    with pytest.raises(ValueError, match="x has dimension d = 4"):
+        dg.orbit_residual(rope3, x4, np.arange(5.0))
+    rope4 = ue.models.rope(1.0, (1.0, 2.0), 4)
+    with pytest.raises(ValueError, match="x has dimension d = 3"):
+        dg.orbit_residual(rope4, ue.sphere.uniform(5, 3, seed=0), np.arange(5.0))
+    prompts = ue.models.prefix_gauge(1.0, ue.sphere.random_frames(2, 3, seed=1))
+    with pytest.raises(ValueError, match="x has dimension d = 4"):
+        dg.orbit_residual(prompts, x4, np.arange(5) % 2)
+    with pytest.raises(TypeError, match="model"):
+        dg.orbit_residual(None, x4, np.arange(5.0))
+
+
+def test_trajectory_helpers_refuse_what_is_not_a_trajectory():
+    with pytest.raises(TypeError, match="traj must be"):
+        dg.summary(ue.sphere.uniform(5, 3, seed=0))
+    with pytest.raises(TypeError, match="traj must be"):
+        dg.series(None, dg.spread)
+
+
+# ---------------------------------------------------------------- summaries without n x n matrices
+def single_linkage_by_matrix(x, tol):
+    """Connected components of the full graph |x_i - x_j| < tol, labelled by first appearance."""
+    adj = np.maximum(0.0, 2.0 - 2.0 * (x @ x.T)) < tol * tol
+    labels = -np.ones(len(x), dtype=np.int64)
+    k = 0
+    for i in range(len(x)):
+        if labels[i] < 0:
+            reached, new = {i}, [i]
+            while new:
+                new = [j for j in np.flatnonzero(adj[new].any(axis=0)) if j not in reached]
+                reached.update(new)
+            labels[sorted(reached)] = k
+            k += 1
+    return labels
+
+
+def planted_clusters(n, d, k, width, seed):
+    rng = np.random.default_rng(seed)
+    centres = ue.sphere.uniform(k, d, seed=seed)
+    x = centres[rng.integers(0, k, n)] + width * rng.standard_normal((n, d))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_blocked_clusters_and_diameter_equal_the_pairwise_matrix(seed, monkeypatch):
+    monkeypatch.setattr(dg, "BLOCK_ENTRIES", 64)           # many small blocks
+    x = planted_clusters(150, 3 + seed, 5, 10.0 ** -(seed + 1), seed)
+    for tol in (1e-3, 1e-2, 0.2):
+        assert np.array_equal(dg.clusters(x, tol), single_linkage_by_matrix(x, tol))
+    dist = np.linalg.norm(x[:, None, :] - x[None, :, :], axis=2)
+    assert dg.diameter(x) == pytest.approx(dist.max(), rel=1e-15)
+
+
+def near_quarter_period():
+    # a cosine bias with every phase omega xi_i in [0, 1]: all b_ij >= 0, the mean bound applies
+    return ue.models.cosine_bias(1.0), ue.sphere.uniform(40, 3, seed=1), np.linspace(0.0, 1.0, 40)
+
+
+@pytest.mark.parametrize("name", ["usa", "rope", "prefix_gauge", "distance_bias", "cosine_bias",
+                                  "cosine_bias near a quarter period"])
+def test_summary_equals_the_pairwise_formulas(name, monkeypatch):
+    monkeypatch.setattr(dg, "BLOCK_ENTRIES", 100)
+    if name == "cosine_bias near a quarter period":
+        model, x0, xi = near_quarter_period()
+        assert np.all(model.bias_matrix(xi) >= 0.0)
+    else:
+        model, x0, xi = ue.experiments.setup(name, n=40, seed=1)
+    traj = ue.simulate(model, x0, xi, t_max=1.0, n_frames=3)
+    s = dg.summary(traj, tol=0.05)
+    xf = traj.final
+    assert s["energy"] == traj.energy[-1]
+    assert s["energy_bound"] == pytest.approx(ue.energy_bound(traj.model, traj.xi), rel=1e-13)
+    assert s["clusters"] == single_linkage_by_matrix(xf, 0.05).max() + 1
+    assert s["spread"] == dg.spread(xf) and s["dirac_distance"] == dg.dirac_distance(xf)
+    assert s["orbit_residual"] == dg.orbit_residual(traj.model, xf, traj.xi)
+
+
+def test_summary_of_a_large_run_holds_no_n_by_n_matrix():
+    import tracemalloc
+
+    n = 20_000
+    x = planted_clusters(n, 3, 3, 1e-6, seed=0)
+    model = ue.models.usa(1.0)
+    e_max = ue.maximizers.gauge_max_energy(model)       # a stand-in: the energy is not under test
+    traj = ue.Trajectory(t=np.array([0.0, 1.0]), x=np.stack([x, x]), xi=np.zeros(n),
+                         energy=np.array([e_max, e_max]), model=model, method="rk4", dt=0.1)
+    tracemalloc.start()
+    try:
+        s = dg.summary(traj)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert s["clusters"] == 3
+    assert peak < 200e6, f"summary used {peak / 1e6:.0f} MB; an n x n matrix is {8 * n * n / 1e9:.1f} GB"

@@ -2,11 +2,47 @@
 
 All functions take an ``(n, d)`` array of unit vectors (one frame); the
 ``*_series`` helpers apply them to every frame of a Trajectory.
+
+Nothing here builds an ``n x n`` matrix: pairwise quantities (diameter,
+clusters, the energy bound of a biased model) are computed a block of rows at a
+time, in ``O(BLOCK_ENTRIES)`` memory beyond the ``O(n)`` input, so that a summary of a run of
+tens of thousands of tokens costs megabytes, not gigabytes.
 """
 
 import numpy as np
 
 from . import _validate as v
+from .models import Model
+from .trajectory import Trajectory
+
+#: entries of a block of pairwise values held at once (2**21 float64: 16 MB)
+BLOCK_ENTRIES = 2 ** 21
+
+
+def _rows_per_block(n, width=1):
+    """Rows of a block of ``n`` columns, each ``width`` numbers wide, within BLOCK_ENTRIES."""
+    return max(1, BLOCK_ENTRIES // max(1, n * width))
+
+
+def _model(model):
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a usaav_edu Model, got {type(model).__name__}")
+    return model
+
+
+def _dimension(model, name, d):
+    """Check that ``model`` acts on S^{d-1}, the sphere of the points ``name``."""
+    try:
+        model.check_dimension(d)
+    except ValueError as err:
+        raise ValueError(f"{name} has dimension d = {d}, which model {model.name!r} does not act on "
+                         f"({err})") from None
+
+
+def _trajectory(traj):
+    if not isinstance(traj, Trajectory):
+        raise TypeError(f"traj must be a usaav_edu Trajectory, got {type(traj).__name__}")
+    return traj
 
 
 def spread(x):
@@ -20,12 +56,20 @@ def spread(x):
 
 
 def diameter(x):
-    """``max_ij |x_i - x_j|``."""
+    """``max_ij |x_i - x_j|``, with ``|x_i - x_j|^2 = sum_k (x_ik - x_jk)^2`` a block of rows at a time."""
     x = v.points_on_sphere("x", x)
+    n, d = x.shape
     # differences, not sqrt(2 - 2 <x_i, x_j>): that loses all digits below ~1e-8
+    rows = _rows_per_block(n)
     best = 0.0
-    for i in range(x.shape[0] - 1):
-        best = max(best, float(np.max(np.linalg.norm(x[i + 1:] - x[i], axis=1))))
+    for a in range(0, n - 1, rows):
+        b = min(a + rows, n - 1)
+        # rows a..b-1 against every later point (pairs inside the block are counted twice: harmless)
+        sq = np.zeros((b - a, n - a - 1))
+        for k in range(d):
+            diff = x[a + 1:, k][None, :] - x[a:b, k][:, None]
+            sq += diff * diff
+        best = max(best, float(np.sqrt(sq.max())))
     return best
 
 
@@ -42,26 +86,56 @@ def dirac_distance(x):
 def clusters(x, tol=1e-3):
     """Cluster labels: i and j share a cluster when a chain of points links them with steps < tol.
 
-    (Single linkage: the connected components of the graph ``|x_i - x_j| < tol``.)
-    Returns an (n,) int array with labels 0..k-1 in order of first appearance.
+    (Single linkage: the connected components of the graph ``|x_i - x_j| < tol``, with
+    ``|x_i - x_j|^2 = max(0, 2 - 2 <x_i, x_j>)``.)  Returns an (n,) int array with labels
+    0..k-1 in order of first appearance.
+
+    A breadth-first search that never holds the ``n x n`` graph.  The points are sorted by
+    their projection ``p_i = <x_i, e>`` on the principal axis ``e`` of the configuration; since
+    ``|p_i - p_j| <= |x_i - x_j|``, a block of reached points is compared only with the
+    points not yet reached whose projections lie within ``tol`` (plus a rounding margin) of
+    the block's.  Memory ``O(n)`` plus one block; time close to ``O(n log n)`` for clusters
+    far apart or points spread out, ``O(n^2 d)`` at worst.
     """
     x = v.points_on_sphere("x", x)
     tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
-    n = x.shape[0]
-    d2 = np.maximum(0.0, 2.0 - 2.0 * (x @ x.T))
-    adj = d2 < tol * tol
+    n, d = x.shape
+    _, axes = np.linalg.eigh(x.T @ x)
+    p = x @ axes[:, -1]
+    order = np.argsort(p, kind="stable")
+    ps, xs = p[order], x[order]
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    # a pair the test below can accept is closer than sqrt(tol^2 + delta) (norms off 1 by up to
+    # UNIT_TOL, rounding in the inner product), and its projections differ by at most that
+    eps = np.finfo(np.float64).eps
+    reach = (np.sqrt(tol * tol + 5.0 * v.UNIT_TOL + 4.0 * (d + 2) * eps) + 4.0 * d * eps) * (1.0 + 1e-12)
+    rows = _rows_per_block(n)
+    free = np.ones(n, dtype=bool)          # in sorted order: not yet in a cluster
     labels = -np.ones(n, dtype=np.int64)
     k = 0
     for i in range(n):
         if labels[i] >= 0:
             continue
-        stack = [i]
         labels[i] = k
-        while stack:
-            j = stack.pop()
-            for nb in np.flatnonzero(adj[j] & (labels < 0)):
-                labels[nb] = k
-                stack.append(nb)
+        free[rank[i]] = False
+        frontier = [int(rank[i])]
+        while frontier:
+            take = np.array(frontier[-rows:])
+            del frontier[-rows:]
+            lo = np.searchsorted(ps, ps[take].min() - reach, side="left")
+            hi = np.searchsorted(ps, ps[take].max() + reach, side="right")
+            cand = lo + np.flatnonzero(free[lo:hi])
+            if cand.size == 0:
+                continue
+            # |x_i - x_j|^2 = max(0, 2 - 2 <x_i, x_j>) < tol^2, computed in place
+            d2 = xs[take] @ xs[cand].T
+            d2 *= -2.0
+            d2 += 2.0
+            hit = cand[np.any(d2 < tol * tol, axis=0)]
+            free[hit] = False
+            labels[order[hit]] = k
+            frontier.extend(hit.tolist())
         k += 1
     return labels
 
@@ -77,7 +151,9 @@ def orbit_residual(model, x, xi):
     ``max_i |y_i - u|`` with ``u`` the normalized mean of the ``y_i``; it is 0 exactly
     on the gauge maximizers ``x_i = G(xi_i)^T u`` (RoPE orbits, gauge targets).
     """
+    model = _model(model)
     x = v.points_on_sphere("x", x)
+    _dimension(model, "x", x.shape[1])
     y = model.to_gauge(x, model.check_labels(xi, x.shape[0]))
     m = y.mean(axis=0)
     nm = np.linalg.norm(m)
@@ -88,17 +164,61 @@ def orbit_residual(model, x, xi):
 
 def series(traj, fn, *args, **kwargs):
     """``fn`` applied to every frame of a Trajectory, as an array."""
+    traj = _trajectory(traj)
+    if not callable(fn):
+        raise TypeError(f"fn must be a callable of one frame x, got {type(fn).__name__}")
     return np.array([fn(xf, *args, **kwargs) for xf in traj.x])
 
 
-def summary(traj, tol=1e-3):
-    """Final-frame diagnostics of a Trajectory as a dict (energy, bound, spread, ...)."""
-    from .solver import energy_bound
+def _energy_bound(model, xi, n):
+    """The upper bound of ``E_h`` of ``usaav_edu.energy_bound``, without an n x n matrix.
 
+    With ``phi(1) = e^beta / beta`` (1 for a linear profile) and ``B_ij = b(xi_i - xi_j)``:
+
+    * no bias: ``phi(1) / 2``;
+    * ``B >= 0`` entrywise (distance bias, or a cosine bias whose positions all lie within a
+      quarter period): ``phi(1) mean(B) / 2``;
+    * otherwise (cosine bias): ``phi(1) lambda_max(B) / (2 n)``.  ``B = c c^T + s s^T`` with
+      ``c = cos(omega xi)``, ``s = sin(omega xi)``, so ``lambda_max(B)`` is the largest
+      eigenvalue of the 2 x 2 Gram matrix of ``c`` and ``s``.
+
+    The sign test and ``mean(B)`` run over blocks of rows.
+    """
+    xi = model.check_labels(xi, n)
+    phi1 = float(model.phi(1.0))
+    if model.bias == "none":
+        return phi1 / 2.0
+    xi = np.asarray(xi, dtype=np.float64)
+    rows = _rows_per_block(n)
+    total, nonnegative = 0.0, True
+    for a in range(0, n, rows):
+        diff = xi[a:a + rows, None] - xi[None, :]
+        if model.bias == "distance":
+            block = np.exp(-model.lam * np.abs(diff))
+        else:
+            block = np.cos(model.omega * diff)
+            if np.any(block < 0.0):
+                nonnegative = False
+                break
+        total += float(block.sum())
+    if nonnegative:
+        return phi1 * (total / (n * n)) / 2.0
+    c, s = np.cos(model.omega * xi), np.sin(model.omega * xi)
+    gram = np.array([[c @ c, c @ s], [c @ s, s @ s]])
+    return float(np.linalg.eigvalsh(gram)[-1]) * phi1 / (2.0 * n)
+
+
+def summary(traj, tol=1e-3):
+    """Final-frame diagnostics of a Trajectory as a dict (energy, bound, spread, ...).
+
+    Memory ``O(n)`` plus one block of pairwise values: no ``n x n`` matrix is built.
+    """
+    traj = _trajectory(traj)
+    tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
     xf = traj.final
     return {
         "energy": float(traj.energy[-1]),
-        "energy_bound": energy_bound(traj.model, traj.xi),
+        "energy_bound": _energy_bound(traj.model, traj.xi, xf.shape[0]),
         "spread": spread(xf),
         "dirac_distance": dirac_distance(xf),
         "clusters": cluster_count(xf, tol),
