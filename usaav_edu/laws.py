@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _validate as v
+from .sphere import make_rng
 
 TWO_PI = 2.0 * np.pi
 KAPPA_MAX = 500.0
@@ -317,7 +318,7 @@ def vmf_mixture_sample(k, centers, kappas, weights, seed=None):
     k = v.integer("k", k, minimum=1)
     c = _centers_on_sphere(centers)
     _, kap, w = _mixture_args(np.zeros(c.shape[0]), kappas, weights)
-    rng = np.random.default_rng(seed)
+    rng = make_rng(seed)
     comp = rng.choice(c.shape[0], size=k, p=w)
     u = rng.random(k)
     kk = kap[comp]
@@ -361,7 +362,7 @@ def symmetric_cap(n, axis=(0.0, 0.0, 1.0), m=4, heights=(0.2, 0.9), seed=None):
     h = v.float_array("heights", heights, ndim=1)
     if h.shape != (2,) or not (0.0 < h[0] <= h[1] < 1.0):
         raise ValueError(f"heights must be (low, high) with 0 < low <= high < 1, got {h.tolist()}")
-    rng = np.random.default_rng(seed)
+    rng = make_rng(seed)
     q = n // m
     s = rng.uniform(h[0], h[1], q)
     phi = TWO_PI * rng.random(q)

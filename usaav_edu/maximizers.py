@@ -12,6 +12,36 @@
 import numpy as np
 
 from . import _validate as v
+from .models import Model
+
+
+def _model(model):
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a usaav_edu Model, got {type(model).__name__}")
+    return model
+
+
+def _dimension(model, name, d):
+    """Check that ``model`` acts on S^{d-1}, the sphere of the vector ``name``."""
+    try:
+        model.check_dimension(d)
+    except ValueError as err:
+        raise ValueError(f"{name} has dimension d = {d}, which model {model.name!r} does not act on "
+                         f"({err})") from None
+
+
+def _labels(model, xi):
+    """The labels of a list of tokens, one per token: a 1-D array (positions or prompt ids)."""
+    what = f"a 1-D array of labels, one per token (positions or prompt ids for model {model.name!r})"
+    if xi is None or isinstance(xi, (str, bytes)):
+        raise TypeError(f"xi must be {what}, got {type(xi).__name__}")
+    try:
+        shape = np.shape(xi)
+    except ValueError:  # ragged nested lists
+        raise TypeError(f"xi must be {what}, got a ragged {type(xi).__name__}") from None
+    if len(shape) != 1:
+        raise ValueError(f"xi must be {what}, got shape {shape}")
+    return model.check_labels(xi, len(xi))
 
 
 def _unit(name, u, d=None):
@@ -23,19 +53,25 @@ def _unit(name, u, d=None):
 
 
 def gauge_maximizer(model, xi, u):
-    """``x*_i = G(xi_i)^T u`` for every token: the graph-law maximizer of a gauge model."""
+    """``x*_i = G(xi_i)^T u`` for every token: the graph-law maximizer of a gauge model.
+
+    ``xi`` holds one label per token (for a model without labels, any 1-D array of the
+    right length, e.g. ``np.zeros(n)``), ``u`` is a unit vector of R^d.
+    """
+    model = _model(model)
     u = _unit("u", u)
-    xi = model.check_labels(xi, len(xi))
-    model.check_dimension(u.shape[0])
+    xi = _labels(model, xi)
+    _dimension(model, "u", u.shape[0])
     return model.from_gauge(np.broadcast_to(u, (len(xi), u.shape[0])), xi)
 
 
 def rope_orbit(model, u, s):
     """Points ``R_{-s} u`` of the RoPE orbit of ``u``, one per value of ``s``, shape (len(s), d)."""
+    model = _model(model)
     if model.gauge != "rope":
         raise ValueError(f"model must have the rope gauge, got {model.gauge!r}")
     u = _unit("u", u)
-    model.check_dimension(u.shape[0])
+    _dimension(model, "u", u.shape[0])
     s = v.float_array("s", s, ndim=1)
     return model.from_gauge(np.broadcast_to(u, (s.shape[0], u.shape[0])), s)
 
@@ -62,6 +98,7 @@ def great_circle(xi, k, a, c):
 
 def gauge_max_energy(model):
     """The maximal energy of a gauge model without bias: ``phi(1) / 2`` (``e^beta / (2 beta)``)."""
+    model = _model(model)
     if model.bias != "none":
         raise ValueError(f"model must have no bias for this formula, got bias {model.bias!r}")
     return float(model.phi(1.0)) / 2.0
@@ -73,6 +110,8 @@ def cosine_circle_energy(xi, omega):
     For equally spaced positions covering whole periods it equals ``hat b(1) / 2 = 1/4``.
     """
     xi = v.float_array("xi", xi, ndim=1)
+    if xi.shape[0] < 1:
+        raise ValueError("xi must hold at least one position, got none")
     omega = v.real_scalar("omega", omega)
     b = np.cos(omega * (xi[:, None] - xi[None, :]))
     return float(np.linalg.eigvalsh(b)[-1]) / (2.0 * xi.shape[0])

@@ -165,6 +165,8 @@ def circle_velocity(theta, beta):
     order parameter.
     """
     theta = v.float_array("theta", theta, ndim=1)
+    if theta.shape[0] < 1:
+        raise ValueError("theta must hold at least one angle, got none")
     beta = v.real_scalar("beta", beta, minimum=0.0, maximum=700.0)
     diff = theta[None, :] - theta[:, None]          # theta_j - theta_i
     return np.mean(np.exp(beta * np.cos(diff)) * np.sin(diff), axis=1)
@@ -177,6 +179,8 @@ def circle_flow(theta0, beta, t, max_step=None):
     to ``min(0.01, 0.1 e^{-beta} / (1 + beta))``.
     """
     theta = v.float_array("theta0", theta0, ndim=1).copy()
+    if theta.shape[0] < 1:
+        raise ValueError("theta0 must hold at least one angle, got none")
     beta = v.real_scalar("beta", beta, minimum=0.0, maximum=700.0)
     t = v.float_array("t", t, ndim=1)
     if t.size == 0 or t[0] != 0.0 or np.any(np.diff(t) < 0):
@@ -275,6 +279,8 @@ def cluster_staircase(traj, tol=1e-2):
 
 def _steps(t, counts):
     t = v.float_array("t", t, ndim=1)
+    if t.shape[0] < 1:
+        raise ValueError("t must hold at least one frame time, got none")
     counts = np.asarray(counts)
     if counts.shape != t.shape:
         raise ValueError(f"counts must have the shape of t {t.shape}, got {counts.shape}")

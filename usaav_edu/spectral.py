@@ -31,6 +31,21 @@ BIAS_TYPES = ("distance", "cosine")
 PHASES = ("collapse", "great circle", "other")
 
 
+def _coefficients(name, value):
+    """``value`` as a finite real or complex array (Fourier coefficients)."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be an array of real or complex numbers, got {type(value).__name__}")
+    try:
+        arr = np.asarray(value)
+    except ValueError:  # ragged nested lists
+        raise TypeError(f"{name} must be an array of real or complex numbers, got a ragged sequence") from None
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.number)):
+        raise TypeError(f"{name} must hold real or complex numbers, got dtype {arr.dtype}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return arr
+
+
 # ---------------------------------------------------------------------- positions
 def circle_positions(n, period=TWO_PI):
     """``n`` equally spaced positions ``xi_j = j * period / n``, j = 0 .. n-1."""
@@ -84,7 +99,9 @@ def top_frequency(k, bhat):
     Returns ``(k_star, bhat_max)``.
     """
     k = np.asarray(k)
-    bhat = np.asarray(bhat)
+    if k.dtype == bool or not np.issubdtype(k.dtype, np.integer):
+        raise TypeError(f"k must be an array of integer frequencies, got dtype {k.dtype}")
+    bhat = _coefficients("bhat", bhat)
     if k.ndim != 1 or bhat.shape != k.shape:
         raise ValueError(f"k and bhat must be 1-D arrays of one shape, got {k.shape} and {bhat.shape}")
     if k.size == 0:
@@ -141,12 +158,10 @@ def fourier_energy(bhat, mhat):
 
     ``bhat`` has shape (K,), ``mhat`` shape (K, d) (same frequencies in the same order).
     """
-    bhat = np.asarray(bhat)
-    mhat = np.asarray(mhat)
+    bhat = _coefficients("bhat", bhat)
+    mhat = _coefficients("mhat", mhat)
     if bhat.ndim != 1 or mhat.ndim != 2 or mhat.shape[0] != bhat.shape[0]:
         raise ValueError(f"bhat must have shape (K,) and mhat shape (K, d), got {bhat.shape} and {mhat.shape}")
-    if not (np.all(np.isfinite(bhat)) and np.all(np.isfinite(mhat))):
-        raise ValueError("bhat and mhat must be finite")
     power = np.sum(np.abs(mhat) ** 2, axis=1)
     return float(np.real(np.sum(bhat * power)) / 2.0)
 

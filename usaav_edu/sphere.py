@@ -1,19 +1,47 @@
 """Initial conditions on the unit sphere S^{d-1}."""
 
+import numbers
+
 import numpy as np
 
 from . import _validate as v
+
+_RNG_TYPES = (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)
+
+
+def make_rng(seed, name="seed"):
+    """``numpy.random.default_rng(seed)`` for a checked ``seed``.
+
+    ``seed`` is None (fresh entropy), a non-negative integer, a non-empty sequence of
+    non-negative integers, or a NumPy ``Generator``, ``BitGenerator`` or ``SeedSequence``.
+    Anything else raises TypeError or ValueError naming ``name``.
+    """
+    if seed is None or isinstance(seed, _RNG_TYPES):
+        return np.random.default_rng(seed)
+    expected = "None, a non-negative integer, a sequence of them, or a numpy Generator"
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"{name} must be a non-negative integer (or None), got {seed}")
+        return np.random.default_rng(int(seed))
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        arr = np.asarray(seed)
+        if arr.ndim != 1 or arr.size == 0 or arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"{name} must be {expected}, got {seed!r}")
+        if np.any(arr < 0):
+            raise ValueError(f"{name} must hold non-negative integers, got {arr.tolist()}")
+        return np.random.default_rng([int(a) for a in arr])
+    raise TypeError(f"{name} must be {expected}, got {type(seed).__name__} {seed!r}")
 
 
 def uniform(n, d, seed=None):
     """``n`` independent points uniform on ``S^{d-1}``: x = g / |g|, g standard normal.
 
-    ``seed`` is passed to ``numpy.random.default_rng``; the same seed gives the
-    same points bit for bit.
+    ``seed`` (see :func:`make_rng`) is passed to ``numpy.random.default_rng``; the same
+    seed gives the same points bit for bit.
     """
     n = v.integer("n", n, minimum=1)
     d = v.integer("d", d, minimum=2)
-    rng = np.random.default_rng(seed)
+    rng = make_rng(seed)
     g = rng.standard_normal((n, d))
     return g / np.linalg.norm(g, axis=1, keepdims=True)
 
@@ -22,7 +50,7 @@ def random_frames(k, d, seed=None):
     """``k`` orthogonal ``d x d`` matrices, Haar-distributed (QR of a Gaussian matrix)."""
     k = v.integer("k", k, minimum=1)
     d = v.integer("d", d, minimum=2)
-    rng = np.random.default_rng(seed)
+    rng = make_rng(seed)
     frames = np.empty((k, d, d))
     for i in range(k):
         q, r = np.linalg.qr(rng.standard_normal((d, d)))
