@@ -77,5 +77,5 @@ def test_nonfinite_state_raises():
 
 def test_step_size_underflow_raises():
     x0 = ue.sphere.uniform(16, 3, seed=0)
-    with pytest.raises(ue.IntegrationError, match="underflow"):
+    with pytest.raises(ue.IntegrationError, match="could not meet its tolerances.*underflowed.*loosen rtol"):
         ue.simulate(ue.models.usa(5.0), x0, t_max=1.0, method="dopri5", rtol=1e-300, atol=1e-300, n_frames=2)

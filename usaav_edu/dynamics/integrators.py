@@ -12,17 +12,47 @@ update differs from the exact flow, which stays on the sphere, by O(h^{p+1})).
   ``sqrt(mean((e / (atol + rtol max(|y|, |y_new|)))^2))`` and the step factor
   ``min(5, max(0.2, 0.9 err^(-1/5)))``.
 
-Status codes: 0 ok, 1 non-finite state, 2 step size underflow.
+Both return a :class:`Status`.  Dormand-Prince rejects a trial step whose
+stages or result are not finite (as it rejects one whose error estimate is too
+large) and retries with a fifth of the step; only a non-finite accepted state
+is fatal.
 """
+
+from enum import IntEnum
 
 import numpy as np
 from numba import njit
 
 from .rhs import velocity as rhs_velocity
 
-OK = 0
-NONFINITE = 1
-UNDERFLOW = 2
+EPS = np.finfo(np.float64).eps
+
+
+class Status(IntEnum):
+    """How an integrator call ended; ``status.message`` says what it means."""
+
+    OK = 0
+    NONFINITE = 1
+    UNDERFLOW = 2
+    NONFINITE_TRIALS = 3
+    MAX_STEPS = 4
+
+    @property
+    def message(self):
+        return _MESSAGES[self]
+
+
+_MESSAGES = {
+    Status.OK: "the integration reached the end time",
+    Status.NONFINITE: "an accepted state was not finite",
+    Status.UNDERFLOW: ("the error estimate stayed above the tolerance while the step shrank below "
+                       "the smallest meaningful step"),
+    Status.NONFINITE_TRIALS: ("every trial step gave a non-finite state or velocity while the step "
+                              "shrank below the smallest meaningful step"),
+    Status.MAX_STEPS: "the step budget ran out before the end time",
+}
+
+OK, NONFINITE, UNDERFLOW = Status.OK, Status.NONFINITE, Status.UNDERFLOW
 
 # The integrator loops are plain Python around a few Numba calls per stage, so
 # that any vector field (the Numba gauge field, or the NumPy field of the
@@ -71,6 +101,15 @@ def _retract(yt, mobile, has_frozen):
 
 
 @njit(cache=True)
+def _all_finite(a):
+    """True if every entry of the contiguous array ``a`` is finite."""
+    for v in a.ravel():
+        if not np.isfinite(v):
+            return False
+    return True
+
+
+@njit(cache=True)
 def _combine(out, y, h, c, ks):
     """``out = y + h * sum_m c[m] ks[m]``."""
     d, n = y.shape
@@ -82,11 +121,13 @@ def _combine(out, y, h, c, ks):
             out[k, i] = y[k, i] + h * acc
 
 
-def rk4_advance(yt, dt, n_steps, field):
-    """Advance ``yt`` in place by ``n_steps`` RK4 steps of size ``dt``; return a status.
+def rk4_advance(yt, dt, n_steps, field, report=None):
+    """Advance ``yt`` in place by ``n_steps`` RK4 steps of size ``dt``; return a :class:`Status`.
 
     ``field(yt, out)`` writes the velocity; ``field.mobile`` and
     ``field.has_frozen`` say which tokens move (see :class:`GaugeField`).
+    ``report``, if given, is called as ``report(k)`` after the k-th step
+    (it should return quickly: it runs once per step).
     """
     mobile, has_frozen = field.mobile, field.has_frozen
     ks = np.empty((4,) + yt.shape)
@@ -94,7 +135,7 @@ def rk4_advance(yt, dt, n_steps, field):
     half = np.array([0.5])
     one = np.array([1.0])
     weights = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
-    for _ in range(n_steps):
+    for k in range(n_steps):
         field(yt, ks[0])
         _combine(tmp, yt, dt, half, ks[0:1])
         field(tmp, ks[1])
@@ -104,8 +145,10 @@ def rk4_advance(yt, dt, n_steps, field):
         field(tmp, ks[3])
         _combine(yt, yt, dt, weights, ks)
         if not _retract(yt, mobile, has_frozen):
-            return NONFINITE
-    return OK
+            return Status.NONFINITE
+        if report is not None:
+            report(k + 1)
+    return Status.OK
 
 
 # Dormand-Prince 5(4) tableau.
@@ -141,11 +184,19 @@ def _error_norm(yt, ynew, h, e, ks, rtol, atol):
     return np.sqrt(err / (d * n))
 
 
-def dopri5_advance(yt, t, t_end, h, rtol, atol, h_min, field):
+def dopri5_advance(yt, t, t_end, h, rtol, atol, h_min, field, max_steps=None, report=None):
     """Advance ``yt`` in place from ``t`` to exactly ``t_end`` with adaptive steps.
 
-    Returns ``(status, h_next, n_accepted, n_rejected)``; ``h`` is the first
-    step to try.  A step smaller than ``h_min`` is an underflow (status 2).
+    Returns ``(status, h_next, n_accepted, n_rejected, t_reached)``; ``h`` is
+    the first step to try.  A trial step is rejected when its scaled error
+    exceeds 1 or when a stage, the result or the velocity there is not
+    finite (then the step is divided by 5).  The run stops with
+    ``Status.UNDERFLOW`` (error too large) or ``Status.NONFINITE_TRIALS``
+    (non-finite trials) when a rejection asks for a step below
+    ``max(h_min, 4 eps |t|)``: below ``4 eps |t|`` the time no longer
+    advances, and ``h_min`` is the caller's smallest meaningful step.  It
+    stops with ``Status.MAX_STEPS`` after ``max_steps`` trial steps (None: no
+    limit).  ``report(t)``, if given, is called after every accepted step.
     ``field`` is as in :func:`rk4_advance`.
     """
     mobile, has_frozen = field.mobile, field.has_frozen
@@ -154,6 +205,8 @@ def dopri5_advance(yt, t, t_end, h, rtol, atol, h_min, field):
     ynew = np.empty_like(yt)
     n_acc = n_rej = 0
     while t < t_end:
+        if max_steps is not None and n_acc + n_rej >= max_steps:
+            return Status.MAX_STEPS, h, n_acc, n_rej, t
         last = t + h >= t_end
         h_step = t_end - t if last else h
         field(yt, ks[0])
@@ -162,15 +215,12 @@ def dopri5_advance(yt, t, t_end, h, rtol, atol, h_min, field):
             field(tmp, ks[s + 1])
         _combine(ynew, yt, h_step, _A[5], ks[:6])
         field(ynew, ks[6])
-        if not (np.isfinite(ynew).all() and np.isfinite(ks[6]).all()):
-            return NONFINITE, h, n_acc, n_rej
-        err = _error_norm(yt, ynew, h_step, _E, ks, rtol, atol)
-        if not np.isfinite(err):  # the scaled error overflowed: reject hard
-            err = 1e300
+        finite = _all_finite(ks) and _all_finite(ynew)
+        err = _error_norm(yt, ynew, h_step, _E, ks, rtol, atol) if finite else np.inf
         if err <= 1.0:
             yt[:] = ynew
             if not _retract(yt, mobile, has_frozen):
-                return NONFINITE, h, n_acc, n_rej
+                return Status.NONFINITE, h, n_acc, n_rej, t
             t = t_end if last else t + h_step
             n_acc += 1
             fac = 5.0 if err == 0.0 else min(5.0, max(0.2, 0.9 * err ** -0.2))
@@ -178,9 +228,13 @@ def dopri5_advance(yt, t, t_end, h, rtol, atol, h_min, field):
                 h = h_step * fac
             elif fac > 1.0:
                 h = max(h, h_step * fac)
+            if report is not None:
+                report(t)
         else:
             n_rej += 1
-            h = h_step * max(0.2, 0.9 * err ** -0.2)
-        if h < h_min:
-            return UNDERFLOW, h, n_acc, n_rej
-    return OK, h, n_acc, n_rej
+            # a non-finite trial or an overflowing error estimate: shrink hard
+            h = h_step * (0.2 if not np.isfinite(err) else max(0.2, 0.9 * err ** -0.2))
+            if h < max(h_min, 4.0 * EPS * abs(t)):
+                status = Status.UNDERFLOW if finite else Status.NONFINITE_TRIALS
+                return status, h, n_acc, n_rej, t
+    return Status.OK, h, n_acc, n_rej, t
