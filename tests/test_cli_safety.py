@@ -62,7 +62,7 @@ BAD_FLAGS = [
     (["--model", "prefix_gauge", "--prompts", "0"], "--prompts"),
     (["--model", "distance_bias", "--lam", "-1"], "--lam"), (["--model", "distance_bias", "--lam", "inf"], "--lam"),
     (["--tau", "0"], "--tau"), (["--tau", "inf"], "--tau"), (["--dt", "0"], "--dt"), (["--dt", "nan"], "--dt"),
-    (["--frames", "1"], "--frames"), (["--seed", "-1"], "--seed"), (["--tol", "0"], "--tol"),
+    (["--frames", "1"], "--frames"), (["--max-steps", "0"], "--max-steps"), (["--seed", "-1"], "--seed"), (["--tol", "0"], "--tol"),
     (["--tol", "nan"], "--tol"), (["--method", "dopri5", "--rtol", "0"], "--rtol"),
     (["--method", "dopri5", "--atol=-1e-9"], "--atol"), (["--method", "dopri5", "--rtol", "nan"], "--rtol"),
 ]
@@ -101,6 +101,19 @@ def test_rtol_and_atol_reach_dopri5(tmp_path):
     assert main(TINY + ["--method", "dopri5", "--rtol", "1e-5", "--atol", "1e-7", "--out", str(path)]) == 0
     traj = ue.Trajectory.load(path)
     assert (traj.method, traj.rtol, traj.atol) == ("dopri5", 1e-5, 1e-7)
+
+
+def test_max_steps_reaches_simulate(capsys, monkeypatch):
+    seen = {}
+
+    def record(*args, **kwargs):
+        seen.update(kwargs)
+        raise ue.IntegrationError("stopped here")
+
+    monkeypatch.setattr(cli, "simulate", record)
+    assert main(TINY + ["--max-steps", "12"]) == 1
+    assert seen["max_steps"] == 12
+    assert one_line(capsys.readouterr().err) == "usaav-edu: error: stopped here"
 
 
 # ---------------------------------------------------------------------- failures

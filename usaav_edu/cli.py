@@ -45,6 +45,8 @@ def _parser():
     s.add_argument("--rtol", type=float, default=None, help="dopri5 relative tolerance, > 0 (default 1e-8)")
     s.add_argument("--atol", type=float, default=None, help="dopri5 absolute tolerance, > 0 (default 1e-10)")
     s.add_argument("--frames", type=int, default=101, help="number of stored frames, >= 2")
+    s.add_argument("--max-steps", type=int, default=None,
+                   help="refuse runs estimated to take more steps than this, >= 1 (default: simulate's cap)")
     s.add_argument("--seed", type=int, default=0, help="seed of the uniform initial state, >= 0")
     s.add_argument("--tol", type=float, default=1e-3, help="cluster tolerance for the summary, > 0")
     s.add_argument("--out", default=None, help="output file, written to exactly this path (an .npz archive)")
@@ -87,6 +89,8 @@ def simulate_settings(a):
         setup[key] = value
     solver = {"t_max": v.real_scalar("--tau", a.tau, minimum=0.0, strict=True),
               "n_frames": v.integer("--frames", a.frames, minimum=2), "method": a.method}
+    if a.max_steps is not None:
+        solver["max_steps"] = v.integer("--max-steps", a.max_steps, minimum=1)
     if a.dt is not None:
         solver["dt"] = v.real_scalar("--dt", a.dt, minimum=0.0, strict=True)
     for flag in ("rtol", "atol"):
