@@ -75,6 +75,15 @@ def test_save_replaces_the_previous_file_whole(tmp_path, traj, rope_traj):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.npz"]
 
 
+def test_save_through_a_symbolic_link_keeps_the_link(tmp_path, traj, rope_traj):
+    traj.save(tmp_path / "real.npz")
+    (tmp_path / "link.npz").symlink_to("real.npz")
+    rope_traj.save(tmp_path / "link.npz")
+    assert (tmp_path / "link.npz").is_symlink()
+    assert ue.Trajectory.load(tmp_path / "real.npz").model.name == "rope"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.npz", "real.npz"]
+
+
 def test_saved_file_has_the_usual_permissions(tmp_path, traj):
     mask = os.umask(0)
     os.umask(mask)

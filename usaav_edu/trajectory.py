@@ -94,12 +94,15 @@ class Trajectory:
         then renamed over ``path`` with ``os.replace``, so an interrupted save
         leaves any previous file at ``path`` intact and no partial file behind.
         An empty path, a directory, or a missing or read-only folder is refused
-        with ValueError before anything is written.
+        with ValueError before anything is written.  A symbolic link stays a
+        link: the file it points to is replaced.
         """
         path = v.output_path("path", path)
         frozen = np.zeros(self.n, dtype=bool) if self.frozen is None else self.frozen
         arrays = dict(t=self.t, x=self.x, xi=self.xi, energy=self.energy, frozen=frozen,
                       metadata=np.array(json.dumps(self.metadata())))
+        if os.path.islink(path):  # replace the file the link points to, keep the link
+            path = os.path.realpath(path)
         folder = os.path.dirname(path) or os.curdir
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
         try:
