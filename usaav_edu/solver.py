@@ -411,7 +411,7 @@ def _rk4_advice(model, bias, h, xi):
     if h * rate > RK4_STABILITY:
         return (f"RK4 with the step {h:.3g} is unstable here: clusters contract at the rate {rate:.3g} and "
                 f"RK4 needs step * rate below {RK4_STABILITY:.2f} (here {h * rate:.3g}). Use a smaller dt "
-                f"(at most {RK4_STABILITY / rate:.2g}; {default}) or method='dopri5'.")
+                f"(below {RK4_STABILITY / rate:.2g}; {default}) or method='dopri5'.")
     return f"RK4 with the step {h:.3g} is unstable here. Use a smaller dt ({default}) or method='dopri5'."
 
 
