@@ -261,6 +261,34 @@ def test_load_refuses_a_corrupted_member(tmp_path, traj):
         ue.Trajectory.load(path)
 
 
+def test_load_refuses_a_corrupted_deflated_member(tmp_path, traj):
+    arrays, meta = parts(traj)
+    path = tmp_path / "bad.npz"
+    np.savez_compressed(path, **arrays, metadata=np.array(json.dumps(meta)))
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("x.npy")
+    name_len, extra_len = struct.unpack_from("<HH", data, info.header_offset + 26)
+    start = info.header_offset + 30 + name_len + extra_len
+    data[start: start + info.compress_size] = bytes(range(256)) * (info.compress_size // 256) + \
+        bytes(info.compress_size % 256)
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=INVALID):
+        ue.Trajectory.load(path)
+
+
+def test_load_refuses_members_compressed_in_ways_numpy_never_writes(tmp_path, traj):
+    arrays, meta = parts(traj)
+    path = tmp_path / "bz2.npz"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_BZIP2) as zf:
+        for key, arr in dict(arrays, metadata=np.array(json.dumps(meta))).items():
+            buf = io.BytesIO()
+            np.save(buf, arr)
+            zf.writestr(key + ".npy", buf.getvalue())
+    with pytest.raises(ValueError, match=INVALID + ".*compression method"):
+        ue.Trajectory.load(path)
+
+
 def test_a_missing_file_is_an_oserror(tmp_path):
     with pytest.raises(FileNotFoundError):
         ue.Trajectory.load(tmp_path / "nothing.npz")

@@ -8,6 +8,7 @@ import stat
 import tempfile
 import warnings
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -147,7 +148,7 @@ class Trajectory:
             raise ValueError(f"not a valid usaav-edu trajectory: {exc} (file {where!r})") from None
         except (ValueError, TypeError) as exc:
             raise ValueError(f"not a valid usaav-edu trajectory: {exc} (file {where!r})") from None
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError) as exc:
             raise ValueError(f"not a valid usaav-edu trajectory: not a readable .npz archive ({exc}) "
                              f"(file {where!r})") from None
 
@@ -196,6 +197,13 @@ def _read_arrays(zf, max_bytes):
     if unknown:
         warnings.warn(f"ignoring arrays this version does not know: {unknown} (a file from a newer version?)",
                       stacklevel=3)
+    for k in ARRAYS:
+        info = members[k]
+        if info.flag_bits & 0x1:
+            raise _Invalid(f"array {k!r} is encrypted")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise _Invalid(f"array {k!r} uses zip compression method {info.compress_type}; NumPy archives are "
+                           f"stored or deflated")
     total = sum(members[k].file_size for k in ARRAYS)
     if total > max_bytes:
         raise _Invalid(f"its arrays would take {total} bytes once decompressed, more than "
