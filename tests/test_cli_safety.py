@@ -162,10 +162,12 @@ def test_a_failed_save_is_one_line_on_stderr(tmp_path, capsys, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(ue.Trajectory, "save", disk_full)
-    assert main(TINY + ["--out", str(tmp_path / "run.npz")]) == 1
+    path = tmp_path / "run.npz"
+    assert main(TINY + ["--out", str(path)]) == 1
     captured = capsys.readouterr()
     assert "wrote" not in captured.out
-    assert one_line(captured.err) == "usaav-edu: error: [Errno 28] No space left on device"
+    assert one_line(captured.err) == (f"usaav-edu: error: the run finished but could not be written to {path}: "
+                                      f"[Errno 28] No space left on device")
 
 
 def test_ctrl_c_ends_a_real_run_with_one_line(tmp_path):

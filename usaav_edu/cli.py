@@ -110,7 +110,10 @@ def _simulate(a, record):
     model, x0, xi = experiments.setup(a.model, **setup)
     traj = simulate(model, x0, xi, seed=setup["seed"], progress=True, **solver)
     if out is not None:
-        traj.save(out)
+        try:
+            traj.save(out)
+        except OSError as exc:
+            raise OSError(f"the run finished but could not be written to {out}: {exc}") from None
         record["saved"] = out
         print(f"wrote {out}", flush=True)
     record["finished"] = True
