@@ -62,7 +62,8 @@ BAD_FLAGS = [
     (["--model", "prefix_gauge", "--prompts", "0"], "--prompts"),
     (["--model", "distance_bias", "--lam", "-1"], "--lam"), (["--model", "distance_bias", "--lam", "inf"], "--lam"),
     (["--tau", "0"], "--tau"), (["--tau", "inf"], "--tau"), (["--dt", "0"], "--dt"), (["--dt", "nan"], "--dt"),
-    (["--frames", "1"], "--frames"), (["--max-steps", "0"], "--max-steps"), (["--seed", "-1"], "--seed"), (["--tol", "0"], "--tol"),
+    (["--frames", "1"], "--frames"), (["--max-steps", "0"], "--max-steps"), (["--seed", "-1"], "--seed"),
+    (["--tol", "0"], "--tol"),
     (["--tol", "nan"], "--tol"), (["--method", "dopri5", "--rtol", "0"], "--rtol"),
     (["--method", "dopri5", "--atol=-1e-9"], "--atol"), (["--method", "dopri5", "--rtol", "nan"], "--rtol"),
 ]

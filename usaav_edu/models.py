@@ -149,7 +149,8 @@ class Model:
             if self.bias != "none":
                 span = np.max(xi) - np.min(xi)
                 if not np.isfinite(span):
-                    raise ValueError(f"xi: the differences xi_i - xi_j overflow (xi spans [{np.min(xi):g}, {np.max(xi):g}])")
+                    raise ValueError(f"xi: the differences xi_i - xi_j overflow "
+                                     f"(xi spans [{np.min(xi):g}, {np.max(xi):g}])")
                 if self.bias == "cosine" and not np.isfinite(self.omega * span):
                     raise ValueError(
                         f"omega * (xi_i - xi_j) must be finite: omega = {self.omega:g} and xi spanning "
