@@ -225,3 +225,158 @@ def test_plot_sphere_and_energy():
     with pytest.raises(TypeError):
         W.plot_energy()
     plt.close("all")
+
+
+# ----------------------------------------------------------------------- refusing bad input
+def tampered(traj, **fields):
+    """``traj`` with some arrays replaced after the fact (bypassing any constructor check)."""
+    import copy
+
+    bad = copy.copy(traj)
+    for key, value in fields.items():
+        object.__setattr__(bad, key, value)
+    return bad
+
+
+def with_nan_frame(traj, frame):
+    x = np.array(traj.x, copy=True)
+    x[frame, 0, 0] = np.nan
+    return tampered(traj, x=x)
+
+
+def test_views_refuse_nan_states():
+    traj = fake_trajectory(n=8, frames=11)
+    with pytest.raises(ValueError, match=r"trajectory.x must be finite .*frames \[10\]"):
+        W.SphereView(with_nan_frame(traj, -1))
+    # the player draws every frame, so a NaN in the middle is refused too
+    with pytest.raises(ValueError, match=r"trajectory.x must be finite .*frames \[5\]"):
+        W.TrajectoryPlayer(with_nan_frame(traj, 5))
+    view = W.SphereView(traj)
+    with pytest.raises(ValueError, match=r"trajectory.x must be finite"):
+        view.show(with_nan_frame(traj, 0), frame=-1)
+    x = ue.sphere.uniform(4, 3, seed=0)
+    x[2, 1] = np.nan
+    with pytest.raises(ValueError, match="x must be finite"):
+        W.SphereView(x=x)
+    with pytest.raises(ValueError, match="x must be finite"):
+        W.plot_sphere(x=x)
+    with pytest.raises(ValueError, match="trajectory.x must be finite"):
+        W.plot_sphere(with_nan_frame(traj, -1))
+
+
+def test_views_refuse_points_off_the_sphere():
+    traj = fake_trajectory(n=8, frames=11)
+    with pytest.raises(ValueError, match="trajectory.x must hold unit vectors"):
+        W.TrajectoryPlayer(tampered(traj, x=2.0 * traj.x))
+    with pytest.raises(ValueError, match="x must hold unit vectors"):
+        W.SphereView(x=np.ones((3, 3)))
+    view = W.SphereView(traj)
+    with pytest.raises(ValueError, match="points must hold unit vectors"):
+        view.add_targets(np.array([[0.0, 0.0, 2.0]]))
+    with pytest.raises(ValueError, match="points must be finite"):
+        view.add_curve(np.array([[1.0, 0.0, 0.0], [np.nan, 1.0, 0.0]]))
+    with pytest.raises(ValueError, match="points must have dimension d = 3"):
+        view.add_targets(np.array([[0.0, 0.0, 0.0, 1.0]]))     # would be projected silently
+    with pytest.raises(ValueError, match="x must hold unit vectors"):
+        view.set_points(np.ones((3, 3)), np.zeros(3), "none")
+
+
+@pytest.mark.parametrize("duration", [np.nan, np.inf, 0.0, -1.0])
+def test_player_refuses_a_duration_that_is_not_a_positive_number(duration):
+    with pytest.raises(ValueError, match="duration must be"):
+        W.TrajectoryPlayer(fake_trajectory(n=6, frames=11), duration=duration)
+
+
+def test_frames_that_do_not_exist_are_named():
+    traj = fake_trajectory(n=6, frames=11)
+    with pytest.raises(ValueError, match=r"frame must lie in \[-11, 10\]"):
+        W.SphereView(traj, frame=11)
+    with pytest.raises(ValueError, match="frame must lie in"):
+        W.plot_sphere(traj, frame=-12)
+    with pytest.raises(TypeError, match="frame must be an integer"):
+        W.TrajectoryPlayer(traj, frame=1.5)
+
+
+@pytest.mark.parametrize("kw,name", [
+    (dict(max_tokens=2.7), "max_tokens"),          # was truncated to 2
+    (dict(trail_frames=1, trails=True), "trail_frames"),   # was raised to 2
+    (dict(coords=(0, 1.7, 3)), "coords"),          # was truncated to (0, 1, 3)
+    (dict(width=0), "width"),
+    (dict(token_radius=np.nan), "token_radius"),
+    (dict(trails="yes"), "trails"),
+])
+def test_sphere_view_refuses_arguments_it_used_to_adjust(kw, name):
+    traj = fake_trajectory(n=6, frames=11, d=4, name="generalized_rope")
+    with pytest.raises((TypeError, ValueError), match=name):
+        W.SphereView(traj, **kw)
+
+
+def test_sphere_view_takes_a_trajectory_or_points_not_both():
+    traj = fake_trajectory(n=6, frames=11)
+    with pytest.raises(ValueError, match="either trajectory or x"):
+        W.SphereView(traj, x=ue.sphere.uniform(6, 3, seed=1))     # x was ignored
+    with pytest.raises(ValueError, match="xi and labels go with raw points"):
+        W.SphereView(traj, xi=np.arange(6), labels="prompt")      # ignored as well
+
+
+def test_frame_budget_and_subsampling_refuse_instead_of_clamping():
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        W.subsample(10, 0)                                        # was read as 1
+    with pytest.raises(ValueError, match="max_frames must be >= 2"):
+        W.frames_for_budget(10, 50, max_frames=1)                 # was read as 2
+    with pytest.raises(ValueError, match="max_frames must be >= 2"):
+        W.TrajectoryPlayer(fake_trajectory(n=6, frames=11), max_frames=0)
+    assert W.frames_for_budget(10, 1) == 1                        # not 2 frames out of 1
+    assert W.frames_for_budget(10, 50, max_frames=7) == 7
+    with pytest.raises(ValueError, match="loop must be one of"):
+        W.TrajectoryPlayer(fake_trajectory(n=6, frames=11), loop="LoopForever")
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(n=1000), r"n must lie in \[8, 256\]"),        # the slider used to show 256
+    (dict(n=4), r"n must lie in \[8, 256\]"),
+    (dict(beta=20.0), r"beta must lie in \[0.1, 8\]"),
+    (dict(beta=np.nan), "beta must be finite"),
+    (dict(omega=10.0), r"omega must lie in \[0.25, 4\]"),
+    (dict(n_prompts=20), r"n_prompts must lie in \[1, 8\]"),
+    (dict(seed=-1), r"seed must lie in \[0, 10000\]"),
+    (dict(seed=20_000), r"seed must lie in \[0, 10000\]"),
+    (dict(t_max=np.nan), "t_max must be finite"),
+    (dict(debounce=np.nan), "debounce must be finite"),
+    (dict(n_frames=1), "n_frames must be >= 2"),
+    (dict(d=3.5), "d must be an integer"),
+])
+def test_dashboard_refuses_out_of_range_arguments(kw, message):
+    args = dict(n=8, t_max=0.5, n_frames=5, debounce=0)
+    args.update(kw)
+    with pytest.raises((ValueError, TypeError), match=message):
+        W.ExperimentDashboard("usa", **args)
+
+
+def test_energy_views_refuse_nan_energies_and_bounds():
+    from usaav_edu.widgets.dashboard import EnergyPlot
+
+    traj = fake_trajectory(n=6, frames=11)
+    energy = np.array(traj.energy, copy=True)
+    energy[3] = np.nan
+    with pytest.raises(ValueError, match="energy must be finite"):
+        EnergyPlot().draw(traj.t, energy)                         # the NaN used to be left out
+    with pytest.raises(ValueError, match="bound must be finite"):
+        EnergyPlot().draw(traj.t, traj.energy, bound=np.nan)
+    with pytest.raises(ValueError, match="energy must hold 11 finite values"):
+        W.plot_energy(tampered(traj, energy=energy))
+    with pytest.raises(ValueError, match="bound must be finite"):
+        W.plot_energy(traj, bound=np.nan)                         # used to draw nothing
+    with pytest.raises(TypeError, match="labels must be a sequence of names"):
+        W.plot_energy(traj, traj, labels="ab")
+
+
+def test_colours_refuse_nan_labels():
+    with pytest.raises(ValueError, match="position labels xi must be finite"):
+        W.token_colors(np.array([0.0, np.nan, 1.0]), "position")
+    with pytest.raises(ValueError, match="hue must be finite"):
+        W.colors.hue_color(np.nan)
+    with pytest.raises(ValueError, match="max_rows must be >= 1"):
+        W.legend_entries(np.arange(3), "prompt", max_rows=0)
+    rows = W.legend_entries(np.arange(12), "prompt", max_rows=4)
+    assert len(rows) == 4 and rows[-1].text == "... and 9 more prompts"

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _validate as v
+from . import _checks as c
+
 #: colour of every token when there is no auxiliary variable
 PLAIN_COLOR = "#1f5fa8"
 
@@ -41,8 +44,10 @@ def _hex(rgb) -> str:
 
 
 def hue_color(hue: float) -> str:
-    """Hex colour of a hue in [0, 1), rounded to ``HUE_STEPS`` steps, as used for positions."""
-    step = round(float(hue) % 1.0 * HUE_STEPS) % HUE_STEPS
+    """Hex colour of a hue (a finite number, taken mod 1: hues form a wheel), rounded to
+    ``HUE_STEPS`` steps, as used for positions."""
+    hue = c.real("hue", hue)
+    step = round(hue % 1.0 * HUE_STEPS) % HUE_STEPS
     return _hex(colorsys.hsv_to_rgb(step / HUE_STEPS, 0.85, 0.9))
 
 
@@ -55,9 +60,32 @@ class LegendEntry:
 
 
 def _check_labels(labels: str) -> str:
-    if labels not in LABEL_KINDS:
+    if not isinstance(labels, str) or labels not in LABEL_KINDS:
         raise ValueError(f"labels must be one of {LABEL_KINDS}, got {labels!r}")
     return labels
+
+
+def _check_xi(xi, labels: str) -> np.ndarray:
+    """The labels as a 1-D array: any values for "none", finite numbers for "position",
+    non-negative integers for "prompt"."""
+    _check_labels(labels)
+    if xi is None or isinstance(xi, (str, bytes)):
+        raise TypeError(f"xi must be a 1-D array of labels, got {type(xi).__name__}")
+    xi = np.asarray(xi)
+    if xi.ndim != 1:
+        raise ValueError(f"xi must be a 1-D array of labels, got shape {xi.shape}")
+    if labels == "none":
+        return xi
+    if xi.dtype == bool or not np.issubdtype(xi.dtype, np.number) or np.iscomplexobj(xi):
+        raise TypeError(f"{labels} labels xi must be real numbers, got dtype {xi.dtype}")
+    if not np.all(np.isfinite(xi)):
+        raise ValueError(f"{labels} labels xi must be finite (no NaN or inf)")
+    if labels == "prompt":
+        ids = xi.astype(np.int64)
+        if np.any(ids != xi) or np.any(ids < 0):
+            raise ValueError("prompt labels xi must be non-negative integers")
+        return ids
+    return xi.astype(float)
 
 
 def token_colors(xi, labels: str) -> list[str]:
@@ -70,36 +98,35 @@ def token_colors(xi, labels: str) -> list[str]:
     labels : {"none", "position", "prompt"}
         What ``xi`` means.
     """
-    _check_labels(labels)
-    xi = np.asarray(xi)
-    if xi.ndim != 1:
-        raise ValueError(f"xi must be a 1-D array of labels, got shape {xi.shape}")
+    xi = _check_xi(xi, labels)
     n = xi.shape[0]
     if labels == "none":
         return [PLAIN_COLOR] * n
     if labels == "prompt":
-        ids = xi.astype(int)
-        if np.any(ids != xi) or np.any(ids < 0):
-            raise ValueError("prompt labels xi must be non-negative integers")
-        return [PROMPT_PALETTE[k % len(PROMPT_PALETTE)] for k in ids]
-    values = np.unique(xi.astype(float))
-    rank = np.searchsorted(values, xi.astype(float))
+        return [PROMPT_PALETTE[k % len(PROMPT_PALETTE)] for k in xi]
+    values = np.unique(xi)
+    rank = np.searchsorted(values, xi)
     return [hue_color(k / len(values)) for k in rank]
 
 
 def legend_entries(xi, labels: str, max_rows: int = 10) -> list[LegendEntry]:
-    """Legend rows for the colours of :func:`token_colors`."""
-    _check_labels(labels)
-    xi = np.asarray(xi)
+    """Legend rows for the colours of :func:`token_colors`: one per prompt (beyond ``max_rows``
+    prompts, the first ``max_rows - 1`` and a row counting the others), or up to five sample
+    positions."""
+    xi = _check_xi(xi, labels)
+    max_rows = c.integer("max_rows", max_rows, minimum=1)
     if labels == "none":
         return [LegendEntry(PLAIN_COLOR, f"all {xi.shape[0]} tokens (no label)")]
     if labels == "prompt":
-        ids = np.unique(xi.astype(int))
+        ids = np.unique(xi)
         rows = [LegendEntry(PROMPT_PALETTE[k % len(PROMPT_PALETTE)],
                             f"prompt {k} ({int(np.sum(xi == k))} tokens)") for k in ids]
-        return rows[:max_rows]
-    values = np.unique(xi.astype(float))
-    picks = np.unique(np.linspace(0, len(values) - 1, min(len(values), 5)).round().astype(int))
+        if len(rows) > max_rows:
+            rest = len(rows) - (max_rows - 1)
+            rows = rows[:max_rows - 1] + [LegendEntry("#ffffff", f"... and {rest} more prompts")]
+        return rows
+    values = np.unique(xi)
+    picks = np.unique(np.linspace(0, len(values) - 1, min(len(values), 5, max_rows)).round().astype(int))
     return [LegendEntry(hue_color(k / len(values)), f"position {values[k]:.3g}") for k in picks]
 
 
@@ -114,9 +141,11 @@ def project_3d(x, coords=(0, 1, 2)) -> np.ndarray:
       a token with block radii (r1, r2) lands on the cylinder of radius r1 around the x3-axis,
       and an orbit on the torus shows as a wavy curve.
 
-    ``x`` has shape (..., d); the result has shape (..., 3).
+    ``x`` has shape (..., d), any finite vectors (the views pass points of the sphere); the
+    result has shape (..., 3).  ``coords`` is always checked, and used for d > 3.
     """
-    x = np.asarray(x, dtype=float)
+    coords = c.coords(coords)
+    x = v.float_array("x", x)
     if x.ndim < 1 or x.shape[-1] < 2:
         raise ValueError(f"x must have a last axis of length d >= 2, got shape {x.shape}")
     d = x.shape[-1]
@@ -124,7 +153,6 @@ def project_3d(x, coords=(0, 1, 2)) -> np.ndarray:
         return np.concatenate([x, np.zeros(x.shape[:-1] + (1,))], axis=-1)
     if d == 3:
         return x.copy()
-    coords = tuple(int(c) for c in coords)
-    if len(coords) != 3 or len(set(coords)) != 3 or min(coords) < 0 or max(coords) >= d:
+    if max(coords) >= d:
         raise ValueError(f"coords must be three distinct coordinates in 0..{d - 1}, got {coords}")
     return x[..., list(coords)]

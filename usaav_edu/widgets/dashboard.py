@@ -16,6 +16,8 @@ import time
 import ipywidgets as widgets
 import numpy as np
 
+from .._validate import float_array
+from . import _checks as c
 from .player import TrajectoryPlayer
 
 MODEL_CHOICES = (
@@ -27,6 +29,14 @@ MODEL_CHOICES = (
     ("distance bias (positions)", "distance_bias"),
     ("cosine bias (positions)", "cosine_bias"),
 )
+#: (min, max, step) of each control; initial values outside the range are refused
+RANGES = {
+    "n": (8, 256, 8),
+    "beta": (0.1, 8.0, 0.1),
+    "omega": (0.25, 4.0, 0.25),
+    "n_prompts": (1, 8, 1),
+    "seed": (0, 10_000, 1),
+}
 USES_OMEGA = {"rope", "generalized_rope", "cosine_bias"}
 USES_PROMPTS = {"prefix_gauge"}
 
@@ -44,22 +54,31 @@ def _ticks(lo: float, hi: float, k: int = 5) -> np.ndarray:
 
 class EnergyPlot:
     """Energy against time, drawn as inline SVG in an ``ipywidgets.HTML`` (fast to redraw,
-    and it shows in the static page)."""
+    and it shows in the static page).  ``width`` and ``height`` are in pixels, >= 100."""
 
     def __init__(self, width: int = 320, height: int = 260):
-        self.width, self.height = int(width), int(height)
+        self.width = c.integer("width", width, minimum=100)
+        self.height = c.integer("height", height, minimum=100)
         self.html = widgets.HTML()
         self.t = self.energy = np.zeros(0)
 
     def draw(self, t, energy, bound=None, title: str = ""):
-        t, e = np.asarray(t, dtype=float), np.asarray(energy, dtype=float)
-        if t.shape != e.shape or t.ndim != 1 or t.size < 2:
-            raise ValueError("t and energy must be 1-D arrays of the same length >= 2")
+        """Draw ``energy`` against ``t`` (finite, of one length >= 2, t increasing from first to
+        last) and, when ``bound`` is a number, a dashed line at ``bound``."""
+        t = float_array("t", t, ndim=1)
+        e = float_array("energy", energy, ndim=1)
+        if t.shape != e.shape or t.size < 2:
+            raise ValueError(f"t and energy must have one length >= 2, got shapes {t.shape} and {e.shape}")
+        if np.any(np.diff(t) < 0) or not t[-1] > t[0]:
+            raise ValueError("t must be non-decreasing with t[-1] > t[0]")
+        if bound is not None:
+            bound = c.real("bound", bound)
+        title = c.text("title", title)
         self.t, self.energy = t, e
         w, h = self.width, self.height
         left, right, top, bottom = 58, 12, 26, 38
-        values = e[np.isfinite(e)]
-        if bound is not None and np.isfinite(bound):
+        values = e
+        if bound is not None:
             values = np.append(values, bound)
         lo, hi = float(values.min()), float(values.max())
         pad = 0.06 * (hi - lo) if hi > lo else 0.05 * max(abs(hi), 1.0)
@@ -86,12 +105,12 @@ class EnergyPlot:
             parts.append(f"<line x1='{left}' x2='{w - right}' y1='{y:.1f}' y2='{y:.1f}' "
                          f"stroke='#eee'/><text x='{left - 4}' y='{y + 4:.1f}' "
                          f"text-anchor='end'>{v:.4g}</text>")
-        if bound is not None and np.isfinite(bound):
+        if bound is not None:
             y = sy(bound)
             parts.append(f"<line x1='{left}' x2='{w - right}' y1='{y:.1f}' y2='{y:.1f}' "
                          f"stroke='black' stroke-dasharray='5,4'/><text x='{w - right - 4}' "
                          f"y='{y - 4:.1f}' text-anchor='end'>upper bound</text>")
-        pts = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(sx(t), sy(e)) if np.isfinite(b))
+        pts = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(sx(t), sy(e)))
         parts.append(f"<polyline points='{pts}' fill='none' stroke='#1f5fa8' stroke-width='2'/>")
         parts.append(f"<text x='{(left + w - right) / 2:.0f}' y='{h - 6}' "
                      f"text-anchor='middle'>t</text>")
@@ -108,15 +127,17 @@ class ExperimentDashboard(widgets.VBox):
     ----------
     name : str
         Initial experiment (see ``usaav_edu.experiments.setup``).
-    n, beta, omega, n_prompts, seed : initial control values.
+    n, beta, omega, n_prompts, seed : initial control values, within the controls' ranges
+        ``RANGES`` (n in [8, 256], beta in [0.1, 8], omega in [0.25, 4], n_prompts in [1, 8],
+        seed in [0, 10000]); a value outside is refused, not moved to the nearest end.
     d : int
-        Dimension (the generalized RoPE experiment always uses d = 4).
+        Dimension, >= 2 (the generalized RoPE experiment always uses d = 4).
     t_max : float
-        Length of every run.
+        Length of every run (finite, > 0).
     n_frames : int
-        Frames stored by ``simulate`` (the player subsamples them to its page budget).
+        Frames stored by ``simulate`` (>= 2; the player subsamples them to its page budget).
     debounce : float
-        Seconds to wait for further changes before re-simulating (0: at once).
+        Seconds to wait for further changes before re-simulating (finite, >= 0; 0: at once).
     player : dict
         Keyword arguments for the ``TrajectoryPlayer``.
     """
@@ -125,16 +146,22 @@ class ExperimentDashboard(widgets.VBox):
                  omega: float = 1.0, n_prompts: int = 3, seed: int = 0, d: int = 3,
                  t_max: float = 20.0, n_frames: int = 101, debounce: float = 0.3,
                  player: dict | None = None, **kwargs):
-        super().__init__(**kwargs)
-        names = [v for _, v in MODEL_CHOICES]
+        names = [value for _, value in MODEL_CHOICES]
         if name not in names:
             raise ValueError(f"name must be one of {names}, got {name!r}")
-        if t_max <= 0:
-            raise ValueError(f"t_max must be > 0, got {t_max}")
-        if debounce < 0:
-            raise ValueError(f"debounce must be >= 0 seconds, got {debounce}")
-        self.d, self.t_max, self.n_frames = int(d), float(t_max), int(n_frames)
-        self.debounce = float(debounce)
+        start = {"n": c.integer("n", n), "beta": c.real("beta", beta), "omega": c.real("omega", omega),
+                 "n_prompts": c.integer("n_prompts", n_prompts), "seed": c.integer("seed", seed)}
+        for key, value in start.items():
+            lo, hi, _ = RANGES[key]
+            if not lo <= value <= hi:
+                raise ValueError(f"{key} must lie in [{lo:g}, {hi:g}] (the range of its control), got {value:g}")
+        self.d = c.integer("d", d, minimum=2)
+        self.t_max = c.real("t_max", t_max, minimum=0.0, strict=True)
+        self.n_frames = c.integer("n_frames", n_frames, minimum=2)
+        self.debounce = c.real("debounce", debounce, minimum=0.0)
+        if player is not None and not isinstance(player, dict):
+            raise TypeError(f"player must be a dict of TrajectoryPlayer keywords, got {type(player).__name__}")
+        super().__init__(**kwargs)
         self._pending = None
         self.last_timing: dict[str, float] = {}
         self.updates = 0
@@ -143,16 +170,19 @@ class ExperimentDashboard(widgets.VBox):
         lay = widgets.Layout(width="300px")
         self.model = widgets.Dropdown(options=MODEL_CHOICES, value=name, description="model",
                                       style=style, layout=lay)
-        self.beta = widgets.FloatSlider(value=beta, min=0.1, max=8.0, step=0.1, description="beta",
+
+        def bounds(key):
+            lo, hi, step = RANGES[key]
+            return dict(value=start[key], min=lo, max=hi, step=step)
+
+        self.beta = widgets.FloatSlider(**bounds("beta"), description="beta",
                                         continuous_update=False, style=style, layout=lay)
-        self.n = widgets.IntSlider(value=n, min=8, max=256, step=8, description="tokens n",
+        self.n = widgets.IntSlider(**bounds("n"), description="tokens n",
                                    continuous_update=False, style=style, layout=lay)
-        self.seed = widgets.BoundedIntText(value=seed, min=0, max=10_000, description="seed",
-                                           style=style, layout=lay)
-        self.omega = widgets.FloatSlider(value=omega, min=0.25, max=4.0, step=0.25,
-                                         description="omega", continuous_update=False,
-                                         style=style, layout=lay)
-        self.n_prompts = widgets.IntSlider(value=n_prompts, min=1, max=8, description="prompts",
+        self.seed = widgets.BoundedIntText(**bounds("seed"), description="seed", style=style, layout=lay)
+        self.omega = widgets.FloatSlider(**bounds("omega"), description="omega",
+                                         continuous_update=False, style=style, layout=lay)
+        self.n_prompts = widgets.IntSlider(**bounds("n_prompts"), description="prompts",
                                            continuous_update=False, style=style, layout=lay)
         self.status = widgets.HTML()
         self.controls = [self.model, self.beta, self.n, self.seed, self.omega, self.n_prompts]
@@ -195,13 +225,14 @@ class ExperimentDashboard(widgets.VBox):
                            seed=p["seed"], **self.SOLVER)
 
     def _bound(self, traj):
-        try:
-            import usaav_edu as ue
+        import usaav_edu as ue
 
-            xi = traj.xi if getattr(traj.model, "labels", "none") != "none" else None
-            return float(ue.energy_bound(traj.model, xi, n=traj.x.shape[1]))
-        except Exception:  # a bound is a nicety; the plot works without it
+        xi = traj.xi if getattr(traj.model, "labels", "none") != "none" else None
+        try:
+            bound = float(ue.energy_bound(traj.model, xi, n=traj.x.shape[1]))
+        except (ValueError, TypeError, ArithmeticError):  # a bound is a nicety; the plot works without it
             return None
+        return bound if np.isfinite(bound) else None
 
     def _draw_energy(self):
         traj = self.trajectory

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _checks as c
 from .colors import legend_entries, project_3d, token_colors
 
 
@@ -22,44 +23,63 @@ def plot_sphere(trajectory=None, *, x=None, xi=None, labels: str | None = None, 
                 trails: bool = False, trail_frames: int = 40, coords=(0, 1, 2), ax=None,
                 elev: float = 20.0, azim: float = 35.0, title: str | None = None,
                 legend: bool = True, curves=(), targets=None):
-    """Draw one frame of a trajectory (or raw points ``x``) on a wireframe unit sphere.
+    """Draw one frame of a trajectory (or raw points ``x`` of the unit sphere, with ``xi`` and
+    ``labels``) on a wireframe unit sphere.
 
-    ``curves`` is a sequence of (m, d) point arrays drawn as black lines (e.g. a latitude
-    circle), ``targets`` an (m, d) array of points drawn as black crosses.  Returns the axes.
+    ``curves`` is a sequence of (m, d) arrays of points of the sphere drawn as black lines
+    (e.g. a latitude circle), ``targets`` an (m, d) array of points of the sphere drawn as
+    black crosses; both in the tokens' dimension.  ``trails`` (trajectory only) draws each
+    token's path through ``trail_frames`` (>= 2) frames.  Returns the axes.
     """
+    trails = c.flag("trails", trails)
     if trajectory is not None:
-        xs = np.asarray(trajectory.x)
-        if xs.ndim != 3:
-            raise ValueError(f"trajectory.x must have shape (F, n, d), got {xs.shape}")
+        if x is not None or xi is not None or labels is not None:
+            raise ValueError("give either trajectory or raw points x (with xi, labels), not both")
+        c.trajectory(trajectory)
+        xs = np.asarray(trajectory.x, dtype=float)
+        frame = c.frame(frame, xs.shape[0])
         pts, xi = xs[frame], np.asarray(trajectory.xi)
         labels = getattr(trajectory.model, "labels", "none")
     elif x is not None:
-        pts = np.asarray(x, dtype=float)
-        if pts.ndim != 2:
-            raise ValueError(f"x must have shape (n, d), got {pts.shape}")
-        xi = np.zeros(pts.shape[0]) if xi is None else np.asarray(xi)
+        pts = c.points("x", x)
+        xi = np.zeros(pts.shape[0]) if xi is None else xi
         labels = labels or "none"
+        if trails:
+            raise ValueError("trails need a trajectory; raw points x have no path")
     else:
         raise TypeError("plot_sphere needs a trajectory or points x")
+    d = pts.shape[1]
+    coords = c.coords(coords)
+    trail_frames = c.integer("trail_frames", trail_frames, minimum=2)
+    elev, azim = c.real("elev", elev), c.real("azim", azim)
+    title = c.text("title", title, optional=True)
+    legend = c.flag("legend", legend)
+    if isinstance(curves, np.ndarray) or not hasattr(curves, "__iter__"):
+        raise TypeError("curves must be a sequence of (m, d) point arrays (wrap a single curve in a list)")
+    curves = [c.points(f"curves[{k}]", q, minimum=2, d=d) for k, q in enumerate(curves)]
+    if targets is not None:
+        targets = c.points("targets", targets, d=d)
+    colors = token_colors(xi, labels)
+    if len(colors) != pts.shape[0]:
+        raise ValueError(f"xi must have shape ({pts.shape[0]},), got {np.shape(xi)}")
+    p = project_3d(pts, coords)
     ax = _new_axes(ax, "3d")
     u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 37), np.linspace(0, np.pi, 19))
     ax.plot_wireframe(np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v),
                       color="#b0c4de", linewidth=0.4, alpha=0.6)
-    colors = token_colors(xi, labels)
-    if trails and trajectory is not None:
+    if trails:
         from .scene import subsample
 
         idx = subsample(xs.shape[0], trail_frames)
         path = project_3d(xs[idx], coords)
-        for i, c in enumerate(colors):
-            ax.plot(path[:, i, 0], path[:, i, 1], path[:, i, 2], color=c, linewidth=0.6, alpha=0.5)
+        for i, color in enumerate(colors):
+            ax.plot(path[:, i, 0], path[:, i, 1], path[:, i, 2], color=color, linewidth=0.6, alpha=0.5)
     for curve in curves:
         q = project_3d(curve, coords)
         ax.plot(q[:, 0], q[:, 1], q[:, 2], color="black", linewidth=1.2)
     if targets is not None:
         q = project_3d(targets, coords)
         ax.scatter(q[:, 0], q[:, 1], q[:, 2], color="black", marker="x", s=40, depthshade=False)
-    p = project_3d(pts, coords)
     ax.scatter(p[:, 0], p[:, 1], p[:, 2], c=colors, s=14, depthshade=False)
     ax.set_box_aspect((1, 1, 1))
     ax.set_xlim(-1, 1), ax.set_ylim(-1, 1), ax.set_zlim(-1, 1)
@@ -82,18 +102,24 @@ def plot_sphere(trajectory=None, *, x=None, xi=None, labels: str | None = None, 
 
 
 def plot_energy(*trajectories, labels=None, ax=None, bound: float | None = None):
-    """Energy against time for one or more trajectories; ``bound`` draws a dashed line.
-
-    Returns the axes.
+    """Energy against time for one or more trajectories; ``bound`` (a finite number) draws a
+    dashed line.  ``labels`` gives one name per trajectory.  Returns the axes.
     """
     if not trajectories:
         raise TypeError("plot_energy needs at least one trajectory")
-    if labels is not None and len(labels) != len(trajectories):
-        raise ValueError("labels must give one name per trajectory")
+    series = [c.energy_series(traj, f"trajectories[{k}]") for k, traj in enumerate(trajectories)]
+    if labels is not None:
+        if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
+            raise TypeError(f"labels must be a sequence of names, one per trajectory, got {labels!r}")
+        if len(labels) != len(trajectories):
+            raise ValueError(f"labels must give one name per trajectory ({len(trajectories)}), "
+                             f"got {len(labels)}")
+    if bound is not None:
+        bound = c.real("bound", bound)
     ax = _new_axes(ax)
-    for k, traj in enumerate(trajectories):
+    for k, (traj, (t, e)) in enumerate(zip(trajectories, series)):
         name = labels[k] if labels is not None else getattr(traj.model, "name", f"run {k}")
-        ax.plot(np.asarray(traj.t), np.asarray(traj.energy), label=str(name))
+        ax.plot(t, e, label=str(name))
     if bound is not None:
         ax.axhline(bound, color="black", linestyle="--", linewidth=0.8, label="max energy")
     ax.set_xlabel("t")

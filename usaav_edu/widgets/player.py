@@ -21,6 +21,7 @@ import ipywidgets as widgets
 import numpy as np
 import pythreejs as three
 
+from . import _checks as c
 from .colors import project_3d
 from .scene import SphereView, polyline, subsample
 
@@ -31,6 +32,8 @@ BYTES_PER_TOKEN = 2100
 #: bytes of the rest of the scene (materials, circles, controls, layout)
 BYTES_FIXED = 110_000
 
+LOOPS = ("LoopRepeat", "LoopOnce", "LoopPingPong")
+
 # heads-up time bar, in camera coordinates (camera looks down -z)
 _BAR_Z = -1.2
 _BAR_Y = -0.37
@@ -39,14 +42,24 @@ _BAR_HALF = 0.32
 
 def frames_for_budget(n_tokens: int, n_frames: int, max_bytes: int = 900_000,
                       max_frames: int | None = None) -> int:
-    """How many frames a player of ``n_tokens`` tokens can embed within ``max_bytes``."""
+    """How many frames a player of ``n_tokens`` tokens can embed within ``max_bytes``.
+
+    ``min(k, max_frames, n_frames)`` with ``k`` the frames that fit; ValueError when fewer
+    than two frames fit.
+    """
+    n_tokens = c.integer("n_tokens", n_tokens, minimum=1)
+    n_frames = c.integer("n_frames", n_frames, minimum=1)
+    max_bytes = c.integer("max_bytes", max_bytes, minimum=1)
+    if max_frames is not None:
+        max_frames = c.integer("max_frames", max_frames, minimum=2)
     room = max_bytes - BYTES_FIXED - BYTES_PER_TOKEN * n_tokens
     k = int(room // (BYTES_PER_TOKEN_FRAME * (n_tokens + 1)))
     if k < 2:
-        raise ValueError(f"max_bytes={max_bytes} is too small for {n_tokens} tokens")
+        raise ValueError(f"max_bytes={max_bytes} is too small for {n_tokens} tokens (two frames "
+                         f"need {BYTES_FIXED + BYTES_PER_TOKEN * n_tokens + 2 * BYTES_PER_TOKEN_FRAME * (n_tokens + 1)})")
     if max_frames is not None:
-        k = min(k, int(max_frames))
-    return max(2, min(k, n_frames))
+        k = min(k, max_frames)
+    return min(k, n_frames)
 
 
 class TrajectoryPlayer(SphereView):
@@ -57,11 +70,11 @@ class TrajectoryPlayer(SphereView):
     trajectory : Trajectory
         What to play.  The view starts at its first frame; press play.
     duration : float
-        Seconds of wall time for the whole run.
+        Seconds of wall time for the whole run (finite, > 0).
     max_bytes : int
         Budget for the embedded state of this widget; frames are subsampled to fit.
     max_frames : int, optional
-        Upper bound on the number of frames (keyframes) kept.
+        Upper bound (>= 2) on the number of frames (keyframes) kept.
     loop : {"LoopRepeat", "LoopOnce", "LoopPingPong"}
         What happens at the end of the run.
     Other keyword arguments go to ``SphereView``.
@@ -70,11 +83,11 @@ class TrajectoryPlayer(SphereView):
     def __init__(self, trajectory, *, duration: float = 8.0, max_bytes: int = 900_000,
                  max_frames: int | None = None, loop: str = "LoopRepeat", frame: int = 0,
                  **kwargs):
-        if duration <= 0:
-            raise ValueError(f"duration must be > 0 seconds, got {duration}")
-        self.duration = float(duration)
-        self.max_bytes = int(max_bytes)
-        self.max_frames = max_frames
+        self.duration = c.real("duration", duration, minimum=0.0, strict=True)
+        self.max_bytes = c.integer("max_bytes", max_bytes, minimum=1)
+        self.max_frames = None if max_frames is None else c.integer("max_frames", max_frames, minimum=2)
+        if loop not in LOOPS:
+            raise ValueError(f"loop must be one of {LOOPS}, got {loop!r}")
         self.loop = loop
         self.action = None
         self.frame_indices = np.array([], dtype=int)
@@ -84,7 +97,7 @@ class TrajectoryPlayer(SphereView):
             style={"description_width": "70px"})
         self.time_info = widgets.HTML()
         self._link = None
-        self.frame = int(frame)
+        self.frame = c.integer("frame", frame)
         super().__init__(trajectory, frame=self.frame, **kwargs)
         self._build_clock()
         self._build_animation()
@@ -111,6 +124,7 @@ class TrajectoryPlayer(SphereView):
     def show(self, trajectory, frame: int | None = None, animate: bool = True):
         """Draw frame ``frame`` (default: the player's ``frame``) of ``trajectory``, and
         rebuild the animation unless ``animate`` is false (then call ``rebuild_animation``)."""
+        animate = c.flag("animate", animate)
         super().show(trajectory, frame=self.frame if frame is None else frame)
         if animate and getattr(self, "clock", None) is not None:
             self._build_animation()

@@ -21,7 +21,8 @@ import ipywidgets as widgets
 import numpy as np
 import pythreejs as three
 
-from .colors import legend_entries, project_3d, token_colors
+from . import _checks as c
+from .colors import LABEL_KINDS, legend_entries, project_3d, token_colors
 
 SPHERE_COLOR = "#9ec5e8"
 CIRCLE_COLOR = "#8a8a8a"
@@ -75,16 +76,21 @@ class SphereView(widgets.VBox):
     ----------
     trajectory : Trajectory, optional
         Draw frame ``frame`` of it (default the last).  Its ``model.labels`` ("none",
-        "position" or "prompt") picks the colouring; ``xi`` gives the labels.
+        "position" or "prompt") picks the colouring; ``xi`` gives the labels.  Its frames must
+        be finite unit vectors.
     x : array (n, d), optional
-        Raw points to draw instead of a trajectory (with ``xi`` and ``labels``).
+        Raw points of the unit sphere to draw instead of a trajectory (with ``xi`` and
+        ``labels``; give either ``trajectory`` or ``x``).
     trails : bool
-        Draw each token's path over the trajectory, subsampled to ``trail_frames`` frames, or
-        fewer so that the trails stay within ``TRAIL_BYTES`` of page state.
+        Draw each token's path over the trajectory, subsampled to ``trail_frames`` (>= 2)
+        frames, or fewer so that the trails stay within ``TRAIL_BYTES`` of page state.
     coords : three ints
         For d > 3, the coordinates kept by the orthogonal projection (see ``project_3d``).
     width, height : int
-        Canvas size in pixels.
+        Canvas size in pixels (>= 1).
+    token_radius : float, optional
+        Radius of a token's sphere, in (0, 1]; by default ``0.4 / sqrt(n)`` kept within
+        [0.02, 0.06].
     title : str, optional
         Shown above the legend.
     max_tokens : int
@@ -98,16 +104,36 @@ class SphereView(widgets.VBox):
                  coords=(0, 1, 2), width: int = 460, height: int = 400,
                  token_radius: float | None = None, title: str | None = None,
                  max_tokens: int = 256, **kwargs):
+        if trajectory is not None and x is not None:
+            raise ValueError("give either trajectory or x (raw points), not both")
+        if trajectory is not None and (xi is not None or labels is not None):
+            raise ValueError("xi and labels go with raw points x; a trajectory brings its own")
+        if labels is not None and labels not in LABEL_KINDS:
+            raise ValueError(f"labels must be one of {LABEL_KINDS}, got {labels!r}")
+        # every argument is checked before any widget is made
+        if trajectory is not None:
+            c.trajectory(trajectory)
+            c.frame(frame, np.shape(trajectory.x)[0])
+        elif x is not None:
+            x = c.points("x", x)
+        width = c.integer("width", width, minimum=1)
+        height = c.integer("height", height, minimum=1)
+        if token_radius is not None:
+            token_radius = c.real("token_radius", token_radius, minimum=0.0, strict=True, maximum=1.0)
+        max_tokens = c.integer("max_tokens", max_tokens, minimum=1)
+        coords = c.coords(coords)
+        trail_frames = c.integer("trail_frames", trail_frames, minimum=2)
+        trails = c.flag("trails", trails)
+        title = c.text("title", title, optional=True)
         super().__init__(**kwargs)
-        if int(max_tokens) < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
-        self.max_tokens = int(max_tokens)
+        self.max_tokens = max_tokens
         self.token_index = np.array([], dtype=int)
-        self.coords = tuple(coords)
-        self.trail_frames = int(trail_frames)
-        self.show_trails = bool(trails)
+        self.coords = coords
+        self.trail_frames = trail_frames
+        self.show_trails = trails
         self.title = title
         self._token_radius = token_radius
+        self._d = None
         self._materials: dict[str, three.MeshLambertMaterial] = {}
         self._token_geometry = None
         self._colors: list[str] = []
@@ -144,11 +170,7 @@ class SphereView(widgets.VBox):
         if trajectory is not None:
             self.show(trajectory, frame=frame)
         elif x is not None:
-            x = np.asarray(x, dtype=float)
-            if x.ndim != 2:
-                raise ValueError(f"x must have shape (n, d), got {x.shape}")
-            n = x.shape[0]
-            xi = np.zeros(n) if xi is None else np.asarray(xi)
+            xi = np.zeros(x.shape[0]) if xi is None else xi
             self.set_points(x, xi, labels or "none")
 
     # ------------------------------------------------------------------ tokens
@@ -188,22 +210,22 @@ class SphereView(widgets.VBox):
         return meshes
 
     def set_points(self, x, xi, labels: str):
-        """Draw tokens at ``x`` (n, d) coloured by ``xi`` of kind ``labels``."""
-        x = np.asarray(x, dtype=float)
-        if x.ndim != 2 or x.shape[1] < 2:
-            raise ValueError(f"x must have shape (n, d) with d >= 2, got {x.shape}")
-        xi = np.asarray(xi)
-        if xi.shape != (x.shape[0],):
-            raise ValueError(f"xi must have shape ({x.shape[0]},), got {xi.shape}")
-        self.token_index = subsample(x.shape[0], self.max_tokens)
-        p = project_3d(x[self.token_index], self.coords)
+        """Draw tokens at ``x`` (n, d), points of the unit sphere, coloured by ``xi`` of kind
+        ``labels``."""
+        x = c.points("x", x)
         all_colors = token_colors(xi, labels)
+        if len(all_colors) != x.shape[0]:
+            raise ValueError(f"xi must have shape ({x.shape[0]},), got {np.shape(xi)}")
+        p = project_3d(x, self.coords)                      # checks coords against d
+        self.token_index = subsample(x.shape[0], self.max_tokens)
+        p = p[self.token_index]
         colors = [all_colors[i] for i in self.token_index]
         meshes = self._ensure_tokens(len(self.token_index))
         for mesh, pos, color in zip(meshes, p, colors):
-            mesh.position = tuple(float(c) for c in pos)
+            mesh.position = tuple(float(q) for q in pos)
             mesh.material = self._material(color)
         self._colors = colors
+        self._d = x.shape[1]
         self.legend.value = _legend_html(xi, labels, self.title)
 
     @property
@@ -219,9 +241,9 @@ class SphereView(widgets.VBox):
     # -------------------------------------------------------------- trajectory
     def show(self, trajectory, frame: int = -1):
         """Draw frame ``frame`` of ``trajectory`` (and its trails when enabled)."""
-        x = np.asarray(trajectory.x)
-        if x.ndim != 3:
-            raise ValueError(f"trajectory.x must have shape (F, n, d), got {x.shape}")
+        c.trajectory(trajectory)
+        x = np.asarray(trajectory.x, dtype=float)
+        frame = c.frame(frame, x.shape[0])
         self.trajectory = trajectory
         labels = getattr(trajectory.model, "labels", "none")
         self.set_points(x[frame], trajectory.xi, labels)
@@ -257,7 +279,7 @@ class SphereView(widgets.VBox):
         p = project_3d(x[idx][:, self.token_index], self.coords).astype(np.float32)  # (k, m, 3)
         seg = np.stack([p[:-1], p[1:]], axis=2)                        # (k-1, n, 2, 3)
         seg = seg.transpose(1, 0, 2, 3).reshape(-1, 3)
-        rgb = np.array([[int(c[i:i + 2], 16) / 255 for i in (1, 3, 5)] for c in self._colors],
+        rgb = np.array([[int(col[i:i + 2], 16) / 255 for i in (1, 3, 5)] for col in self._colors],
                        dtype=np.float32)                               # (n, 3)
         col = np.repeat(rgb, 2 * (len(idx) - 1), axis=0)
         geometry = three.BufferGeometry(attributes={
@@ -273,22 +295,27 @@ class SphereView(widgets.VBox):
 
     # ---------------------------------------------------------------- overlays
     def add_curve(self, points, color: str = OVERLAY_COLOR, closed: bool = False):
-        """Overlay a curve through ``points`` (m, d), projected like the tokens."""
-        line = polyline(project_3d(points, self.coords), color, closed)
+        """Overlay a curve through ``points`` (m, d), m >= 2 points of the unit sphere in the
+        tokens' dimension, projected like the tokens."""
+        points = c.points("points", points, minimum=2, d=self._d)
+        line = polyline(project_3d(points, self.coords), color, c.flag("closed", closed))
         self.overlays.children = list(self.overlays.children) + [line]
         return line
 
     def add_latitude_circle(self, height: float, color: str = OVERLAY_COLOR):
         """Overlay the circle {x3 = height} of the sphere (the RoPE orbit in d = 3)."""
-        if not -1.0 <= float(height) <= 1.0:
-            raise ValueError(f"height must lie in [-1, 1], got {height}")
-        return self.add_curve(_unit_circle(2, float(height)), color)
+        height = c.bounded_real("height", height, -1.0, 1.0)
+        circle = _unit_circle(2, height)
+        line = polyline(circle, color)
+        self.overlays.children = list(self.overlays.children) + [line]
+        return line
 
     def add_targets(self, points, color: str = OVERLAY_COLOR, radius: float | None = None):
-        """Overlay target points (m, d) as small dark spheres (e.g. gauge maximizers)."""
-        p = project_3d(points, self.coords)
-        if p.ndim != 2:
-            raise ValueError(f"points must have shape (m, d), got {np.shape(points)}")
+        """Overlay target points (m, d) of the unit sphere, in the tokens' dimension, as small
+        dark spheres (e.g. gauge maximizers); ``radius`` in (0, 1] or None."""
+        p = project_3d(c.points("points", points, d=self._d), self.coords)
+        if radius is not None:
+            radius = c.real("radius", radius, minimum=0.0, strict=True, maximum=1.0)
         geometry = three.SphereGeometry(radius=radius or 1.6 * self._radius(len(self.tokens.children)),
                                         widthSegments=12, heightSegments=8)
         material = three.MeshBasicMaterial(color=color, transparent=True, opacity=0.6)
@@ -303,10 +330,10 @@ class SphereView(widgets.VBox):
 
 
 def subsample(n_frames: int, k: int) -> np.ndarray:
-    """``min(k, n_frames)`` evenly spaced frame indices, always the first and the last."""
-    if n_frames < 1:
-        raise ValueError(f"n_frames must be >= 1, got {n_frames}")
-    k = int(max(1, min(int(k), n_frames)))
+    """``min(k, n_frames)`` evenly spaced frame indices, always the first and the last (the
+    last alone when ``k = 1``)."""
+    n_frames = c.integer("n_frames", n_frames, minimum=1)
+    k = min(c.integer("k", k, minimum=1), n_frames)
     if k == 1:
         return np.array([n_frames - 1])
     return np.unique(np.linspace(0, n_frames - 1, k).round().astype(int))
