@@ -407,3 +407,10 @@ def test_cosine_bias_overflow_names_omega():
     x0 = ue.sphere.uniform(3, 3, seed=0)
     with pytest.raises(ValueError, match=r"omega \* \(xi_i - xi_j\) must be finite"):
         ue.energy(model, x0, np.array([0.0, 1.0, 2.0]))
+
+
+def test_bias_label_differences_that_overflow_are_refused():
+    model = ue.models.distance_bias(1.0, 0.0)
+    x0 = ue.sphere.uniform(2, 3, seed=0)
+    with pytest.raises(ValueError, match=r"xi: the differences xi_i - xi_j overflow"):
+        ue.energy(model, x0, np.array([-1e308, 1e308]))
