@@ -17,7 +17,7 @@ from numpy.lib import format as npformat
 from . import _validate as v
 from .models import Model
 
-MAX_BYTES = 2**31  # default cap of ``load`` on the decompressed size of a file's arrays
+MAX_BYTES = 2**30  # default cap of ``load`` on the decompressed size of a file's arrays (1 GiB)
 UNIT_TOL = 1e-9  # rows of a loaded x must have norm 1 within this
 ARRAYS = ("t", "x", "xi", "energy", "frozen", "metadata")
 METADATA = ("model", "method", "dt", "rtol", "atol", "seed", "n_rhs", "version")
@@ -131,8 +131,10 @@ class Trajectory:
         model that its constructors refuse.  Arrays holding Python objects are
         never unpickled.  Before anything is decompressed, the sizes in the
         archive's directory are checked: the arrays together may hold at most
-        ``max_bytes`` bytes (default ``MAX_BYTES`` = 2**31), so a small
-        compressed file cannot inflate to exhaust memory.  Arrays or metadata
+        ``max_bytes`` bytes (default ``MAX_BYTES`` = 2**30, 1 GiB: about 4,400
+        frames of 10,000 tokens in d = 3), so a small compressed file cannot
+        inflate to exhaust memory; pass a larger ``max_bytes`` to read a larger
+        trajectory that you trust.  Arrays or metadata
         keys this version does not know (a file from a newer version) are
         ignored with a warning naming them.  A missing or unreadable file raises
         the ``OSError`` of opening it.
@@ -207,7 +209,7 @@ def _read_arrays(zf, max_bytes):
     total = sum(members[k].file_size for k in ARRAYS)
     if total > max_bytes:
         raise _Invalid(f"its arrays would take {total} bytes once decompressed, more than "
-                       f"max_bytes = {max_bytes}")
+                       f"max_bytes = {max_bytes} (pass a larger max_bytes to load a larger file you trust)")
     return {k: _read_member(zf, members[k], k) for k in ARRAYS}
 
 
