@@ -93,3 +93,37 @@ def test_diagnostics_name_their_arguments():
     traj = ue.simulate(ue.models.usa(1.0), x, None, t_max=0.1, n_frames=2)
     with pytest.raises(TypeError, match="fn must be a callable"):
         dg.series(traj, "spread")
+
+
+# -------------------------------------------------------- finite input, overflowing result
+def test_overflowing_phases_raise_instead_of_returning_nan():
+    xi = np.arange(4.0)
+    with pytest.raises(ValueError, match="k \\* xi overflows"):
+        mx.great_circle(xi, 1e308, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
+    with pytest.raises(ValueError, match="omega \\* \\(xi_i - xi_j\\) overflows"):
+        mx.cosine_circle_energy(xi, 1e308)
+    with pytest.raises(ValueError, match="omega = 1e-308 is too small"):
+        laws.rope_positions(laws.uniform_circle_law(), 4, omega=1e-308)
+    with pytest.raises(ValueError, match="period = 1e\\+308 is too large"):
+        spectral.circle_positions(4, period=1e308)
+    x = ue.sphere.uniform(4, 3, seed=0)
+    with pytest.raises(ValueError, match="overflows"):
+        spectral.profile_fourier(x, xi * 1e307, np.arange(3))
+    with pytest.raises(ValueError, match="overflows"):
+        spectral.fourier_energy(np.ones(2), np.full((2, 3), 1e200))
+
+
+def test_equiangular_formulas_take_inner_products_only():
+    with pytest.raises(ValueError, match="r must be an inner product of unit vectors"):
+        reductions.equiangular_rate(1e308, 5, 1.0)
+    with pytest.raises(ValueError, match="r must be an inner product of unit vectors"):
+        reductions.equiangular_energy(2.0, 5, 1.0)
+
+
+def test_ragged_input_is_named():
+    with pytest.raises(TypeError, match="seed must be"):
+        ue.sphere.uniform(3, 3, seed=[[1, 2], [3]])
+    with pytest.raises(TypeError, match="counts must be"):
+        reductions.plateaus([0.0, 1.0], [[1, 2], [3]])
+    with pytest.raises(TypeError, match="k must be"):
+        spectral.top_frequency([[1, 2], [3]], [1.0, 2.0])

@@ -206,7 +206,11 @@ def rope_positions(law, n, omega=1.0):
     omega = v.real_scalar("omega", omega)
     if omega == 0.0:
         raise ValueError("omega must be nonzero (a zero frequency does not rotate)")
-    return quantile_points(law, n) / omega
+    with np.errstate(over="ignore"):  # an overflow is reported below
+        xi = quantile_points(law, n) / omega
+    if not np.all(np.isfinite(xi)):
+        raise ValueError(f"omega = {omega:g} is too small: the positions phase / omega overflow")
+    return xi
 
 
 def orbit_phase(x, u, plane=(0, 1)):

@@ -93,7 +93,11 @@ def great_circle(xi, k, a, c):
     c = _unit("c", c, a.shape[0])
     if abs(a @ c) > 1e-10:
         raise ValueError(f"a and c must be orthogonal, got <a, c> = {a @ c:.3g}")
-    return np.outer(np.cos(k * xi), a) + np.outer(np.sin(k * xi), c)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
+        phase = k * xi
+    if not np.all(np.isfinite(phase)):
+        raise ValueError(f"k * xi overflows for k = {k:g} and positions up to {np.max(np.abs(xi)):g}")
+    return np.outer(np.cos(phase), a) + np.outer(np.sin(phase), c)
 
 
 def gauge_max_energy(model):
@@ -113,5 +117,10 @@ def cosine_circle_energy(xi, omega):
     if xi.shape[0] < 1:
         raise ValueError("xi must hold at least one position, got none")
     omega = v.real_scalar("omega", omega)
-    b = np.cos(omega * (xi[:, None] - xi[None, :]))
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
+        phase = omega * (xi[:, None] - xi[None, :])
+    if not np.all(np.isfinite(phase)):
+        raise ValueError(f"omega * (xi_i - xi_j) overflows for omega = {omega:g} and positions up to "
+                         f"{np.max(np.abs(xi)):g}; use a smaller omega or smaller positions")
+    b = np.cos(phase)
     return float(np.linalg.eigvalsh(b)[-1]) / (2.0 * xi.shape[0])

@@ -41,6 +41,16 @@ def _equiangular_args(n, beta, normalization):
     return n, beta, normalization
 
 
+def _inner_product(r):
+    """``r`` as an array of inner products of unit vectors: finite, in [-1, 1] (up to 1e-6,
+    the overshoot of an integrator's stage)."""
+    r = v.float_array("r", r)
+    if np.any(np.abs(r) > 1.0 + 1e-6):
+        raise ValueError(f"r must be an inner product of unit vectors, in [-1, 1]; got values up to "
+                         f"{np.max(np.abs(r)):g} in absolute value")
+    return r
+
+
 def equiangular_rate(r, n, beta, normalization="usa"):
     """The right-hand side ``dr/dt`` of the equiangular reduction.
 
@@ -49,7 +59,7 @@ def equiangular_rate(r, n, beta, normalization="usa"):
     SA: ``2 e^{beta r} (1 - r)((n-1) r + 1) / (e^beta + (n-1) e^{beta r})``.
     """
     n, beta, normalization = _equiangular_args(n, beta, normalization)
-    r = v.float_array("r", r)
+    r = _inner_product(r)
     core = np.exp(beta * r) * (1.0 - r) * ((n - 1) * r + 1.0)
     if normalization == "usa":
         return 2.0 * core / n
@@ -130,7 +140,7 @@ def equiangular_energy(r, n, beta):
     """
     n = v.integer("n", n, minimum=2)
     beta = v.real_scalar("beta", beta, minimum=0.0, strict=True, maximum=700.0)
-    r = v.float_array("r", r)
+    r = _inner_product(r)
     return (n * math.exp(beta) + n * (n - 1) * np.exp(beta * r)) / (2.0 * beta * n * n)
 
 
@@ -281,7 +291,10 @@ def _steps(t, counts):
     t = v.float_array("t", t, ndim=1)
     if t.shape[0] < 1:
         raise ValueError("t must hold at least one frame time, got none")
-    counts = np.asarray(counts)
+    try:
+        counts = np.asarray(counts)
+    except ValueError:  # ragged nested lists
+        raise TypeError("counts must be a 1-D array of integer cluster counts, got a ragged sequence") from None
     if counts.shape != t.shape:
         raise ValueError(f"counts must have the shape of t {t.shape}, got {counts.shape}")
     if not np.issubdtype(counts.dtype, np.integer):

@@ -31,6 +31,14 @@ BIAS_TYPES = ("distance", "cosine")
 PHASES = ("collapse", "great circle", "other")
 
 
+def _frequencies(k):
+    """``k`` as an array (its kind and shape are checked by the caller)."""
+    try:
+        return np.asarray(k)
+    except ValueError:  # ragged nested lists
+        raise TypeError("k must be a 1-D array of integer frequencies, got a ragged sequence") from None
+
+
 def _coefficients(name, value):
     """``value`` as a finite real or complex array (Fourier coefficients)."""
     if value is None or isinstance(value, (str, bytes)):
@@ -51,7 +59,11 @@ def circle_positions(n, period=TWO_PI):
     """``n`` equally spaced positions ``xi_j = j * period / n``, j = 0 .. n-1."""
     n = v.integer("n", n, minimum=1)
     period = v.real_scalar("period", period, minimum=0.0, strict=True)
-    return period * np.arange(n) / n
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
+        xi = period * np.arange(n) / n
+    if not np.all(np.isfinite(xi)):
+        raise ValueError(f"period = {period:g} is too large: j * period overflows")
+    return xi
 
 
 # ---------------------------------------------------------------------- Fourier coefficients
@@ -98,7 +110,7 @@ def top_frequency(k, bhat):
 
     Returns ``(k_star, bhat_max)``.
     """
-    k = np.asarray(k)
+    k = _frequencies(k)
     if k.dtype == bool or not np.issubdtype(k.dtype, np.integer):
         raise TypeError(f"k must be an array of integer frequencies, got dtype {k.dtype}")
     bhat = _coefficients("bhat", bhat)
@@ -145,12 +157,15 @@ def profile_fourier(x, xi, k, period=TWO_PI):
     xi = v.float_array("xi", xi, ndim=1)
     if xi.shape != (x.shape[0],):
         raise ValueError(f"xi must have shape ({x.shape[0]},) (one position per token), got {xi.shape}")
-    k = np.asarray(k)
+    k = _frequencies(k)
     if k.ndim != 1 or not np.issubdtype(k.dtype, np.integer):
         raise TypeError(f"k must be a 1-D array of integer frequencies, got dtype {k.dtype}, shape {k.shape}")
     period = v.real_scalar("period", period, minimum=0.0, strict=True)
-    phase = np.exp(-2j * np.pi * np.outer(k, xi) / period)
-    return phase @ x / x.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
+        angle = -2.0 * np.pi * np.outer(k, xi) / period
+    if not np.all(np.isfinite(angle)):
+        raise ValueError(f"2 pi k xi / period overflows (|xi| up to {np.max(np.abs(xi)):g}, period = {period:g})")
+    return np.exp(1j * angle) @ x / x.shape[0]
 
 
 def fourier_energy(bhat, mhat):
@@ -162,8 +177,13 @@ def fourier_energy(bhat, mhat):
     mhat = _coefficients("mhat", mhat)
     if bhat.ndim != 1 or mhat.ndim != 2 or mhat.shape[0] != bhat.shape[0]:
         raise ValueError(f"bhat must have shape (K,) and mhat shape (K, d), got {bhat.shape} and {mhat.shape}")
-    power = np.sum(np.abs(mhat) ** 2, axis=1)
-    return float(np.real(np.sum(bhat * power)) / 2.0)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
+        power = np.sum(np.abs(mhat) ** 2, axis=1)
+        energy = float(np.real(np.sum(bhat * power)) / 2.0)
+    if not np.isfinite(energy):
+        raise ValueError("bhat and mhat are too large: sum_k bhat(k) |mhat(k)|^2 overflows "
+                         "(for unit tokens |mhat(k)| <= 1)")
+    return energy
 
 
 # ---------------------------------------------------------------------- shape of a configuration
