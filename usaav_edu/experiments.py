@@ -1,7 +1,9 @@
 """Standard set-ups shared by the book, the widgets and the CLI.
 
 ``setup(name, n, ...)`` returns ``(model, x0, xi)`` for one of the experiments
-of MATH.md section 8, with every choice the source leaves open made here and
+of the book's chapter 8 ("Reproducing the experiments"; the first four are its
+definition of the four experiments, the bias set-ups follow chapter 7), with
+every choice the source leaves open made here and
 documented (d, positions, frames, initialization).  The dashboards and the CLI
 call it, so a chapter, a slider and a terminal run build the same system.
 """

@@ -1,4 +1,7 @@
-"""Models of USA-AV: one kernel family, gauge x bias x profile (MATH.md section 2).
+"""Models of USA-AV: one kernel family, gauge x bias x profile.
+
+The book introduces tokens with auxiliary variables in chapter 3 and each gauge
+and bias in chapters 4 to 7.
 
 A model is the interaction kernel
 
@@ -38,7 +41,7 @@ NORMALIZATIONS = ("usa", "sa")
 
 @dataclass(frozen=True, eq=False)
 class Model:
-    """An interaction kernel of MATH.md section 2.  Build it with the constructors below."""
+    """An interaction kernel of USA-AV (module docstring).  Build it with the constructors below."""
 
     name: str
     beta: float = 1.0
@@ -351,9 +354,9 @@ def prefix_gauge(beta=1.0, frames=None, profile="exp"):
 def frames_from_targets(targets, u=None):
     """Orthogonal frames ``G_k`` with ``G_k^T u = T_k`` (a reflection mapping T_k to u).
 
-    This realizes a chosen law (MATH.md section 5): with prompt ids ``k`` the
-    gauge maximizer puts prompt k's tokens at ``targets[k]``.  ``u`` defaults to
-    ``e_1``.  Each frame is the Householder reflection ``I - 2 w w^T / |w|^2``,
+    This realizes a chosen law (the book's chapter 6, gauge-level
+    universality): with prompt ids ``k`` the gauge maximizer puts prompt k's
+    tokens at ``targets[k]``.  ``u`` defaults to ``e_1``.  Each frame is the Householder reflection ``I - 2 w w^T / |w|^2``,
     ``w = T_k - u`` (the identity when ``T_k = u``).
     """
     t = v.points_on_sphere("targets", targets)
