@@ -150,7 +150,7 @@ def test_a_failed_run_is_one_line_on_stderr(capsys, monkeypatch, exc, code, word
     monkeypatch.setattr(cli, "simulate", fails)
     try:
         assert main(TINY) == code
-    except KeyboardInterrupt:  # escaping, it would stop the test session
+    except KeyboardInterrupt:  # escaping main, it would stop pytest itself
         pytest.fail("KeyboardInterrupt escaped main")
     err = capsys.readouterr().err
     bar, line = err.split("\n", 1)
