@@ -380,3 +380,21 @@ def test_colours_refuse_nan_labels():
         W.legend_entries(np.arange(3), "prompt", max_rows=0)
     rows = W.legend_entries(np.arange(12), "prompt", max_rows=4)
     assert len(rows) == 4 and rows[-1].text == "... and 9 more prompts"
+
+
+def test_colours_axes_and_widgets_are_checked_by_name():
+    import matplotlib.pyplot as plt
+
+    traj = fake_trajectory(n=6, frames=11)
+    view = W.SphereView(traj)
+    with pytest.raises(ValueError, match="color must be an HTML colour"):
+        view.add_targets(np.eye(3), color="notacolor")
+    with pytest.raises(TypeError, match="color must be an HTML colour"):
+        view.add_curve(ue.maximizers.latitude_circle(0.2, 8), color=None)
+    with pytest.raises(TypeError, match="ax must be 3-D matplotlib axes"):
+        W.plot_sphere(traj, ax=plt.figure().add_subplot())       # 2-D axes
+    with pytest.raises(TypeError, match="ax must be matplotlib axes"):
+        W.plot_energy(traj, ax="left")
+    with pytest.raises(TypeError, match="widget must be an ipywidgets Widget"):
+        W.embedded_state_bytes(None)                              # used to report a size
+    plt.close("all")

@@ -35,6 +35,19 @@ def text(name: str, value, *, optional: bool = False):
     return value
 
 
+def color(name: str, value) -> str:
+    """An HTML colour: ``#rgb``, ``#rrggbb``, ``rgb(...)`` or a colour name such as "black"."""
+    from ipywidgets.widgets.trait_types import Color
+    from traitlets import TraitError
+
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be an HTML colour string, got {type(value).__name__}")
+    try:
+        return Color().validate(None, value)
+    except TraitError:
+        raise ValueError(f"{name} must be an HTML colour such as '#1f5fa8' or 'black', got {value!r}") from None
+
+
 def bounded_integer(name: str, value, lo: int, hi: int) -> int:
     """An integer in ``[lo, hi]``."""
     value = integer(name, value)

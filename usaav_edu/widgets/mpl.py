@@ -12,8 +12,16 @@ from .colors import legend_entries, project_3d, token_colors
 
 def _new_axes(ax, projection=None):
     import matplotlib.pyplot as plt
+    from matplotlib.axes import Axes
 
     if ax is not None:
+        if projection == "3d":
+            from mpl_toolkits.mplot3d import Axes3D
+
+            if not isinstance(ax, Axes3D):
+                raise TypeError(f"ax must be 3-D matplotlib axes (projection='3d'), got {type(ax).__name__}")
+        elif not isinstance(ax, Axes):
+            raise TypeError(f"ax must be matplotlib axes, got {type(ax).__name__}")
         return ax
     fig = plt.figure(figsize=(4.6, 4.2))
     return fig.add_subplot(projection=projection)

@@ -45,6 +45,7 @@ def _unit_circle(normal_axis: int, height: float = 0.0, m: int = 128) -> np.ndar
 
 def polyline(points, color: str = OVERLAY_COLOR, closed: bool = False) -> three.Line:
     """A pythreejs Line through ``points`` of shape (m, 3)."""
+    color = c.color("color", color)
     pts = np.asarray(points, dtype=np.float32)
     if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] < 2:
         raise ValueError(f"points must have shape (m, 3) with m >= 2, got {pts.shape}")
@@ -298,6 +299,7 @@ class SphereView(widgets.VBox):
         """Overlay a curve through ``points`` (m, d), m >= 2 points of the unit sphere in the
         tokens' dimension, projected like the tokens."""
         points = c.points("points", points, minimum=2, d=self._d)
+        color = c.color("color", color)
         line = polyline(project_3d(points, self.coords), color, c.flag("closed", closed))
         self.overlays.children = list(self.overlays.children) + [line]
         return line
@@ -305,6 +307,7 @@ class SphereView(widgets.VBox):
     def add_latitude_circle(self, height: float, color: str = OVERLAY_COLOR):
         """Overlay the circle {x3 = height} of the sphere (the RoPE orbit in d = 3)."""
         height = c.bounded_real("height", height, -1.0, 1.0)
+        color = c.color("color", color)
         circle = _unit_circle(2, height)
         line = polyline(circle, color)
         self.overlays.children = list(self.overlays.children) + [line]
@@ -314,6 +317,7 @@ class SphereView(widgets.VBox):
         """Overlay target points (m, d) of the unit sphere, in the tokens' dimension, as small
         dark spheres (e.g. gauge maximizers); ``radius`` in (0, 1] or None."""
         p = project_3d(c.points("points", points, d=self._d), self.coords)
+        color = c.color("color", color)
         if radius is not None:
             radius = c.real("radius", radius, minimum=0.0, strict=True, maximum=1.0)
         geometry = three.SphereGeometry(radius=radius or 1.6 * self._radius(len(self.tokens.children)),

@@ -10,6 +10,10 @@ def embedded_state_bytes(widget) -> int:
     Counts full states (defaults included, as a saved notebook stores them) with binary
     buffers base64-encoded, which is what the page carries.
     """
+    import ipywidgets
     from ipywidgets.embed import dependency_state
+
+    if not isinstance(widget, ipywidgets.Widget):
+        raise TypeError(f"widget must be an ipywidgets Widget, got {type(widget).__name__}")
 
     return len(json.dumps(dependency_state(widget, drop_defaults=False)))
