@@ -90,7 +90,8 @@ def clusters(x, tol=1e-3):
     ``|x_i - x_j|^2 = max(0, 2 - 2 <x_i, x_j>)``.)  Returns an (n,) int array with labels
     0..k-1 in order of first appearance.
 
-    A breadth-first search that never holds the ``n x n`` graph.  The points are sorted by
+    A breadth-first search.  When the ``n x n`` graph fits in one block (``n^2 <=
+    BLOCK_ENTRIES``) it is built at once.  Otherwise it is never held: the points are sorted by
     their projection ``p_i = <x_i, e>`` on the principal axis ``e`` of the configuration; since
     ``|p_i - p_j| <= |x_i - x_j|``, a block of reached points is compared only with the
     points not yet reached whose projections lie within ``tol`` (plus a rounding margin) of
@@ -100,6 +101,8 @@ def clusters(x, tol=1e-3):
     x = v.points_on_sphere("x", x)
     tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
     n, d = x.shape
+    if n * n <= BLOCK_ENTRIES:
+        return _clusters_of_graph(np.maximum(0.0, 2.0 - 2.0 * (x @ x.T)) < tol * tol)
     _, axes = np.linalg.eigh(x.T @ x)
     p = x @ axes[:, -1]
     order = np.argsort(p, kind="stable")
@@ -136,6 +139,26 @@ def clusters(x, tol=1e-3):
             free[hit] = False
             labels[order[hit]] = k
             frontier.extend(hit.tolist())
+        k += 1
+    return labels
+
+
+def _clusters_of_graph(adj):
+    """Connected components of the graph with adjacency matrix ``adj``, labelled in order of
+    first appearance."""
+    n = adj.shape[0]
+    labels = -np.ones(n, dtype=np.int64)
+    k = 0
+    for i in range(n):
+        if labels[i] >= 0:
+            continue
+        stack = [i]
+        labels[i] = k
+        while stack:
+            j = stack.pop()
+            for nb in np.flatnonzero(adj[j] & (labels < 0)):
+                labels[nb] = k
+                stack.append(nb)
         k += 1
     return labels
 
