@@ -126,9 +126,10 @@ def planted_clusters(n, d, k, width, seed):
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
+@pytest.mark.parametrize("block", [64, 2 ** 21])            # many small blocks; one block
 @pytest.mark.parametrize("seed", range(4))
-def test_blocked_clusters_and_diameter_equal_the_pairwise_matrix(seed, monkeypatch):
-    monkeypatch.setattr(dg, "BLOCK_ENTRIES", 64)           # many small blocks
+def test_blocked_clusters_and_diameter_equal_the_pairwise_matrix(seed, block, monkeypatch):
+    monkeypatch.setattr(dg, "BLOCK_ENTRIES", block)
     x = planted_clusters(150, 3 + seed, 5, 10.0 ** -(seed + 1), seed)
     for tol in (1e-3, 1e-2, 0.2):
         assert np.array_equal(dg.clusters(x, tol), single_linkage_by_matrix(x, tol))
