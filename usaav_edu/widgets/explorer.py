@@ -1,0 +1,415 @@
+"""``Explorer``: precomputed runs over a small grid of parameters, switched in the browser.
+
+A reader moves a slider and the sphere, the energy plot and the title switch to the run of the
+chosen parameter value.  The switching happens in the page itself, so it also works in the
+static book with no kernel:
+
+* each run gets one view: an HTML title stating its parameters, a ``TrajectoryPlayer`` (or a
+  ``SphereView`` of its last frame) and its energy curve as a PNG ``Image``;
+* the views are the children of an ``ipywidgets.Stack``, which shows only its
+  ``selected_index``-th child;
+* the slider's ``index`` is ``jslink``-ed to the Stack's ``selected_index`` (a widget link that
+  the page's widget manager runs, not a Python callback).
+
+With two parameters the Stacks nest: the first slider selects a child of the outer Stack (one
+per value of the first parameter), the second is linked to every inner Stack (one child per
+value of the second parameter).
+
+The Explorer only draws what it is given: every run comes from ``usaav_edu.simulate``, called
+by the chapter or by ``Explorer.from_experiment`` (which builds each system with
+``usaav_edu.experiments.setup``).
+
+Page budget: all runs' views share ``max_bytes`` of embedded widget state; each player keeps
+as many frames as its share allows (see ``frames_for_budget``), measured with
+``embedded_state_bytes``.  When even two frames per run do not fit, the Explorer refuses.
+"""
+from __future__ import annotations
+
+import html
+import io
+import numbers
+
+import ipywidgets as widgets
+import numpy as np
+
+from . import _checks as c
+from .player import TrajectoryPlayer
+from .scene import SphereView
+from .state import embedded_state_bytes
+
+#: embedded bytes set aside for the sliders, Stacks, links and layout of the Explorer itself,
+#: plus the Stacks' share per run
+CONTROL_BYTES = 12_000
+CONTROL_BYTES_PER_RUN = 2_500
+#: keywords of ``experiments.setup`` that ``from_experiment`` may put on a grid or fix
+SETUP_KEYWORDS = ("name", "n", "d", "beta", "omega", "n_prompts", "lam", "seed")
+
+
+def close_tree(widget, keep=()):
+    """Close ``widget`` and every widget it refers to (children, layouts, geometries...),
+    except those in ``keep`` and what they refer to: a discarded view then leaves nothing
+    in the kernel or in the saved page."""
+    kept = set()
+
+    def refs(w):
+        for name in w.keys:
+            value = getattr(w, name, None)
+            items = value if isinstance(value, (list, tuple)) else \
+                (value.values() if isinstance(value, dict) else (value,))
+            for item in items:
+                if isinstance(item, widgets.Widget):
+                    yield item
+
+    def walk(w, seen):
+        if id(w) in seen:
+            return
+        seen.add(id(w))
+        for r in refs(w):
+            walk(r, seen)
+
+    for k in keep:
+        walk(k, kept)
+    order: list = []
+
+    def collect(w, seen):
+        if id(w) in seen or id(w) in kept:
+            return
+        seen.add(id(w))
+        order.append(w)
+        for r in refs(w):
+            collect(r, seen)
+
+    collect(widget, set())
+    doomed = {id(w) for w in order}
+    # links between closed widgets (e.g. a player's time readout) go with them
+    from ipywidgets.widgets import widget as registry
+    from ipywidgets.widgets.widget_link import Link
+
+    for w in list(registry._instances.values()):
+        if isinstance(w, Link) and (id(w.source[0]) in doomed or id(w.target[0]) in doomed):
+            order.append(w)
+    for w in order:
+        w.close()
+
+
+def value_label(value) -> str:
+    """How a parameter value is shown on the slider and in the titles: numbers with ``:g``,
+    strings as they are."""
+    if isinstance(value, str):
+        return value
+    return f"{float(value):g}" if not isinstance(value, numbers.Integral) else str(int(value))
+
+
+def _grid_value(name: str, value):
+    """A grid value: a finite real number or a non-empty string (not a bool)."""
+    if isinstance(value, str):
+        if not value:
+            raise ValueError(f"{name} must be a non-empty string or a number, got ''")
+        return value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number or a string, got {type(value).__name__} {value!r}")
+    if not np.isfinite(float(value)):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _parameters(value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = (value,)
+    if not isinstance(value, (tuple, list)) or not 1 <= len(value) <= 2:
+        raise TypeError(f"parameters must be one name or a tuple of two names, got {value!r}")
+    for k, p in enumerate(value):
+        if not isinstance(p, str) or not p.strip():
+            raise TypeError(f"parameters[{k}] must be a non-empty string, got {p!r}")
+    if len(value) == 2 and value[0] == value[1]:
+        raise ValueError(f"parameters must be two different names, got {tuple(value)!r}")
+    return tuple(value)
+
+
+def grid_axes(runs: dict, parameters: tuple[str, ...]) -> list[list]:
+    """The values of each parameter, in the order of first appearance in ``runs``; checks that
+    ``runs`` covers the full grid (every combination, once) with at least two values each."""
+    axes: list[list] = [[] for _ in parameters]
+    keys = []
+    for key in runs:
+        if len(parameters) == 1:
+            if isinstance(key, tuple):
+                raise TypeError(f"runs keys must be single values of {parameters[0]}, got the tuple {key!r}")
+            parts = (key,)
+        else:
+            if not isinstance(key, tuple) or len(key) != 2:
+                raise TypeError(f"runs keys must be pairs ({parameters[0]}, {parameters[1]}), got {key!r}")
+            parts = key
+        parts = tuple(_grid_value(f"{p} in runs key {key!r}", v) for p, v in zip(parameters, parts))
+        keys.append(parts)
+        for axis, v in zip(axes, parts):
+            if v not in axis:
+                axis.append(v)
+    for p, axis in zip(parameters, axes):
+        if len(axis) < 2:
+            raise ValueError(f"runs must hold at least two values of {p} (a slider needs a choice), "
+                             f"got {axis!r}")
+        labels = [value_label(v) for v in axis]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"values of {p} must read differently on the slider, got labels {labels}")
+    if len(parameters) == 2:
+        missing = [(a, b) for a in axes[0] for b in axes[1] if (a, b) not in set(keys)]
+        if missing:
+            raise ValueError(f"runs must cover the full grid of {parameters[0]} x {parameters[1]}; "
+                             f"missing {missing[:4]}")
+    return axes
+
+
+def energy_png(trajectory, others=(), *, width: float = 3.6, height: float = 2.6,
+               dpi: int = 80, title: str = "") -> bytes:
+    """PNG of the energy of ``trajectory`` against time (coloured), over the energies of
+    ``others`` (light grey, for comparison); made with matplotlib off screen."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=dpi)
+    ax = fig.add_subplot()
+    for k, other in enumerate(others):
+        t, e = c.energy_series(other, f"others[{k}]")
+        ax.plot(t, e, color="#c8c8c8", linewidth=1.0)
+    t, e = c.energy_series(trajectory)
+    ax.plot(t, e, color="#1f5fa8", linewidth=2.0)
+    ax.set_xlabel("t")
+    ax.set_ylabel("energy")
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+class Explorer(widgets.VBox):
+    """Precomputed runs over a grid of one or two parameters, chosen with sliders in the page.
+
+    Parameters
+    ----------
+    runs : dict
+        ``{value: Trajectory}`` for one parameter, ``{(value1, value2): Trajectory}`` for two
+        (every combination present).  Values are numbers or strings; the sliders list them in
+        the order of the dict, at least two per parameter.
+    parameters : str or (str, str)
+        Names of the parameters, as shown on the sliders and in the titles.
+    max_bytes : int
+        Budget for the whole Explorer's embedded widget state (default 2.5 MB); the runs share
+        it equally.  ValueError when even two frames per run do not fit.
+    play : bool
+        True: each run is a ``TrajectoryPlayer`` (press play to watch it), starting at its last
+        frame; False: a ``SphereView`` of the last frame.
+    duration : float
+        Seconds of wall time for each player's run (finite, > 0).
+    width, height : int
+        Canvas size of each sphere, in pixels.
+    caption : str, optional
+        Shown above the sliders (e.g. what to look for).
+
+    Attributes
+    ----------
+    axes : list of lists, the values of each parameter; ``sliders``, ``stacks`` (outer first),
+    ``links`` (the ``jslink`` widgets); ``views[i]`` / ``views[i][j]``: the run views, in
+    slider order; ``parts[key]``: the ``title``, ``sphere`` and ``energy`` widgets of the run
+    ``runs[key]``; ``run_bytes[key]``: embedded bytes of its view.
+    """
+
+    def __init__(self, runs, parameters="beta", *, max_bytes: int = 2_500_000, play: bool = True,
+                 duration: float = 8.0, width: int = 380, height: int = 340,
+                 caption: str | None = None, **kwargs):
+        if not isinstance(runs, dict):
+            raise TypeError(f"runs must be a dict {{parameter value: Trajectory}}, got {type(runs).__name__}")
+        parameters = _parameters(parameters)
+        axes = grid_axes(runs, parameters)
+        for key, traj in runs.items():
+            c.trajectory(traj, f"runs[{key!r}]")
+            c.energy_series(traj, f"runs[{key!r}]")
+        max_bytes = c.integer("max_bytes", max_bytes, minimum=1)
+        play = c.flag("play", play)
+        duration = c.real("duration", duration, minimum=0.0, strict=True)
+        width = c.integer("width", width, minimum=1)
+        height = c.integer("height", height, minimum=1)
+        caption = c.text("caption", caption, optional=True)
+        super().__init__(**kwargs)
+        self.parameters, self.axes, self.max_bytes, self.play = parameters, axes, max_bytes, play
+        self.runs = dict(runs)
+
+        n_runs = len(runs)
+        share = (max_bytes - CONTROL_BYTES) // n_runs - CONTROL_BYTES_PER_RUN
+        trajectories = list(runs.values())
+        self.run_bytes: dict = {}
+        self.parts: dict = {}
+        self._correction = 0
+
+        def view(key):
+            parts = key if len(parameters) == 2 else (key,)
+            traj = runs[key]
+            return self._run_view(traj, parts, [o for o in trajectories if o is not traj],
+                                  share, duration, width, height, key)
+
+        built = []
+        try:
+            for key in runs:
+                built.append(view(key))
+        except ValueError:
+            for box in built:           # leave no half-built explorer in the kernel or page
+                close_tree(box)
+            self.close()
+            raise
+        by_key = dict(zip(runs, built))
+        if len(parameters) == 1:
+            self.views = [by_key[v] for v in axes[0]]
+            outer = widgets.Stack(children=self.views, selected_index=0)
+            self.stacks = [outer]
+            inner_stacks = []
+        else:
+            self.views = [[by_key[(a, b)] for b in axes[1]] for a in axes[0]]
+            inner_stacks = [widgets.Stack(children=row, selected_index=0) for row in self.views]
+            outer = widgets.Stack(children=inner_stacks, selected_index=0)
+            self.stacks = [outer, *inner_stacks]
+
+        style = {"description_width": "initial"}
+        self.sliders = []
+        for p, axis in zip(parameters, axes):
+            labels = [value_label(v) for v in axis]
+            slider = widgets.SelectionSlider(
+                options=[(lab, k) for k, lab in enumerate(labels)], index=0, description=p,
+                tooltip=(f"choose {p} among {', '.join(labels)}: the sphere, the energy plot "
+                         f"and the title switch to that precomputed run"),
+                continuous_update=True, style=style, layout=widgets.Layout(width="420px"))
+            self.sliders.append(slider)
+        self.links = [widgets.jslink((self.sliders[0], "index"), (outer, "selected_index"))]
+        for inner in inner_stacks:
+            self.links.append(widgets.jslink((self.sliders[1], "index"), (inner, "selected_index")))
+        self.stack = outer
+        head = []
+        if caption:
+            head.append(widgets.HTML(f"<div style='font-size:13px'>{html.escape(caption)}</div>"))
+        note = widgets.HTML(
+            "<span style='font-size:12px;color:#555'>precomputed runs: the slider switches "
+            "between them in the page (no kernel needed)</span>")
+        self.children = [*head, widgets.HBox([widgets.VBox(self.sliders), note],
+                                             layout=widgets.Layout(align_items="center",
+                                                                   flex_flow="row wrap")),
+                         outer]
+
+    # ------------------------------------------------------------------ views
+    def title_text(self, parts) -> str:
+        """The title of the run with parameter values ``parts`` (one per parameter)."""
+        return ", ".join(f"{p} = {value_label(v)}" for p, v in zip(self.parameters, parts))
+
+    def _run_view(self, traj, parts, others, share, duration, width, height, key):
+        model = traj.model
+        n, d = traj.x.shape[1], traj.x.shape[2]
+        context = (f"{getattr(model, 'name', 'run')}, n = {n}, d = {d}, "
+                   f"t = {float(traj.t[0]):g} to {float(traj.t[-1]):g}")
+        title = self.title_text(parts)
+        head = widgets.HTML(f"<div class='usaav-explorer-title' style='font-size:14px'>"
+                            f"<b>{html.escape(title)}</b> <span style='color:#555'>"
+                            f"({html.escape(context)})</span></div>")
+        png = energy_png(traj, others, title=f"energy, {title}")
+        energy = widgets.Image(value=png, format="png",
+                               layout=widgets.Layout(width=f"{int(3.6 * 80)}px"))
+        fixed = embedded_state_bytes(head) + embedded_state_bytes(energy)
+        room = share - fixed - self._correction
+        sphere, box, size = None, None, None
+        for _ in range(4):               # the player's estimate of its size is approximate
+            if room <= 0:
+                break
+            try:
+                sphere = (TrajectoryPlayer(traj, max_bytes=room, duration=duration, frame=-1,
+                                           width=width, height=height) if self.play
+                          else SphereView(traj, width=width, height=height))
+            except ValueError:           # not even two frames fit
+                break
+            box = widgets.VBox([head, widgets.HBox([sphere, energy],
+                                                   layout=widgets.Layout(flex_flow="row wrap"))])
+            size = embedded_state_bytes(box)
+            if size <= share:
+                break
+            room -= size - share + 2_000
+            close_tree(box, keep=(head, energy))
+            box = None
+            if not self.play:
+                break
+        if box is not None:
+            self._correction = share - fixed - room     # start the next run from here
+        if box is None:
+            close_tree(head)
+            close_tree(energy)
+            need = "two frames" if self.play else "a view of the last frame"
+            raise ValueError(
+                f"max_bytes={self.max_bytes} is too small for {len(self.runs)} runs of {n} tokens: "
+                f"each run gets {share} bytes, in which {need} of run {key!r} do not fit; raise "
+                f"max_bytes, use fewer runs or fewer tokens")
+        self.run_bytes[key] = size
+        self.parts[key] = {"title": head, "sphere": sphere, "energy": energy}
+        return box
+
+    # ------------------------------------------------------------ constructor
+    @classmethod
+    def from_experiment(cls, grid: dict, *, fixed: dict | None = None, t_max: float = 20.0,
+                        n_frames: int = 101, solver: dict | None = None, **kwargs):
+        """Simulate a standard experiment over ``grid`` and explore the runs.
+
+        ``grid`` maps one or two keywords of ``usaav_edu.experiments.setup`` (``name``,
+        ``n``, ``d``, ``beta``, ``omega``, ``n_prompts``, ``lam``, ``seed``) to the values
+        to try; ``fixed`` gives the other keywords (``name`` must be in one of them).  Each
+        run is ``simulate(*setup(**fixed, **point), t_max=t_max, n_frames=n_frames, seed=seed,
+        **solver)``; a grid over a keyword that an experiment does not read is refused (its
+        runs would all be the same).  Other keyword arguments go to ``Explorer``.
+
+        Example: ``Explorer.from_experiment({"beta": [0.5, 1, 2, 4]}, fixed={"name": "usa"})``.
+        """
+        import usaav_edu as ue
+        from .. import experiments
+
+        if not isinstance(grid, dict) or not 1 <= len(grid) <= 2:
+            raise TypeError(f"grid must be a dict of one or two setup keywords to lists of values, got {grid!r}")
+        fixed = {} if fixed is None else fixed
+        if not isinstance(fixed, dict):
+            raise TypeError(f"fixed must be a dict of setup keywords, got {type(fixed).__name__}")
+        solver = {} if solver is None else solver
+        if not isinstance(solver, dict):
+            raise TypeError(f"solver must be a dict of simulate keywords, got {type(solver).__name__}")
+        for key in solver:
+            if key in ("t_max", "n_frames", "seed", "xi", "x0", "model"):
+                raise ValueError(f"solver must not set {key!r} (it is given by the explorer or the grid)")
+        for where, keys in (("grid", grid), ("fixed", fixed)):
+            for key in keys:
+                if key not in SETUP_KEYWORDS:
+                    raise ValueError(f"{where} keys must be among {SETUP_KEYWORDS}, got {key!r}")
+        both = set(grid) & set(fixed)
+        if both:
+            raise ValueError(f"{sorted(both)} appear both in grid and in fixed")
+        if "name" not in grid and "name" not in fixed:
+            raise ValueError("give the experiment's name in fixed (or on the grid), e.g. fixed={'name': 'rope'}")
+        for key, values in grid.items():
+            if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+                raise TypeError(f"grid[{key!r}] must be a list of values, got {values!r}")
+        t_max = c.real("t_max", t_max, minimum=0.0, strict=True)
+        n_frames = c.integer("n_frames", n_frames, minimum=2)
+        names = list(grid)
+        values = [list(grid[k]) for k in names]
+        points = [(a,) for a in values[0]] if len(names) == 1 else \
+            [(a, b) for a in values[0] for b in values[1]]
+        for point in points:
+            setup_kw = {**fixed, **dict(zip(names, point))}
+            name = setup_kw["name"]
+            experiments_name = experiments.NAMES
+            if name not in experiments_name:
+                raise ValueError(f"name must be one of {experiments_name}, got {name!r}")
+            for key in names:
+                if key not in ("name", "n", "seed") and key not in experiments.PARAMETERS[name]:
+                    raise ValueError(f"the {name} experiment does not read {key!r}: a grid over "
+                                     f"it would show the same run {len(grid[key])} times")
+        runs = {}
+        for point in points:
+            setup_kw = {**fixed, **dict(zip(names, point))}
+            model, x0, xi = experiments.setup(**setup_kw)
+            traj = ue.simulate(model, x0, xi, t_max=t_max, n_frames=n_frames,
+                               seed=setup_kw.get("seed", 0), **solver)
+            runs[point[0] if len(names) == 1 else point] = traj
+        return cls(runs, tuple(names), **kwargs)
