@@ -10,6 +10,7 @@
 Views draw trajectories; they never integrate anything themselves.
 """
 from .dashboard import ExperimentDashboard
+from .explorer import Explorer
 from .colors import PROMPT_PALETTE, legend_entries, project_3d, token_colors
 from .mpl import plot_energy, plot_sphere
 from .player import TrajectoryPlayer, frames_for_budget
@@ -17,7 +18,7 @@ from .scene import SphereView, subsample
 from .state import embedded_state_bytes
 
 __all__ = [
-    "SphereView", "TrajectoryPlayer", "ExperimentDashboard", "plot_sphere", "plot_energy", "token_colors",
+    "SphereView", "TrajectoryPlayer", "ExperimentDashboard", "Explorer", "plot_sphere", "plot_energy", "token_colors",
     "legend_entries", "project_3d", "subsample", "frames_for_budget", "embedded_state_bytes",
     "PROMPT_PALETTE",
 ]
