@@ -398,3 +398,10 @@ def test_colours_axes_and_widgets_are_checked_by_name():
     with pytest.raises(TypeError, match="widget must be an ipywidgets Widget"):
         W.embedded_state_bytes(None)                              # used to report a size
     plt.close("all")
+
+
+def test_dashboard_greys_out_controls_the_experiment_does_not_read():
+    dash = W.ExperimentDashboard("cosine_bias", n=8, t_max=0.5, n_frames=5, debounce=0)
+    assert dash.beta.disabled and not dash.omega.disabled and dash.n_prompts.disabled  # linear profile
+    dash.model.value = "generalized_rope"
+    assert not dash.beta.disabled and dash.params()["d"] == 4 == dash.trajectory.d

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._validate import float_array
 from . import _checks as c
+from ..experiments import FIXED_DIMENSION, PARAMETERS
 from .player import TrajectoryPlayer
 
 MODEL_CHOICES = (
@@ -37,8 +38,6 @@ RANGES = {
     "n_prompts": (1, 8, 1),
     "seed": (0, 10_000, 1),
 }
-USES_OMEGA = {"rope", "generalized_rope", "cosine_bias"}
-USES_PROMPTS = {"prefix_gauge"}
 
 
 def _ticks(lo: float, hi: float, k: int = 5) -> np.ndarray:
@@ -206,7 +205,8 @@ class ExperimentDashboard(widgets.VBox):
     # ------------------------------------------------------------------ model
     def params(self) -> dict:
         """The current control values, as ``experiments.setup`` keywords."""
-        return dict(name=self.model.value, n=int(self.n.value), d=self.d,
+        name = self.model.value
+        return dict(name=name, n=int(self.n.value), d=FIXED_DIMENSION.get(name, self.d),
                     beta=float(self.beta.value), omega=float(self.omega.value),
                     n_prompts=int(self.n_prompts.value), seed=int(self.seed.value))
 
@@ -287,9 +287,11 @@ class ExperimentDashboard(widgets.VBox):
         self.last_timing["animation"] = time.perf_counter() - t0
 
     def _sync_enabled(self):
-        name = self.model.value
-        self.omega.disabled = name not in USES_OMEGA
-        self.n_prompts.disabled = name not in USES_PROMPTS
+        # a control the experiment does not read is greyed out rather than silently ignored
+        reads = PARAMETERS[self.model.value]
+        self.beta.disabled = "beta" not in reads
+        self.omega.disabled = "omega" not in reads
+        self.n_prompts.disabled = "n_prompts" not in reads
 
     def _status_text(self) -> str:
         p = self.params()
