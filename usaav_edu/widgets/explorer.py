@@ -92,6 +92,23 @@ def close_tree(widget, keep=()):
         w.close()
 
 
+def _close_new_widgets(before: set) -> None:
+    """Close every widget made since the registry held the model ids ``before`` (what a
+    construction that failed half-way left behind)."""
+    from ipywidgets.widgets import widget as registry
+
+    for model_id in [k for k in registry._instances if k not in before]:
+        w = registry._instances.get(model_id)
+        if w is not None:
+            w.close()
+
+
+def _registered() -> set:
+    from ipywidgets.widgets import widget as registry
+
+    return set(registry._instances)
+
+
 def value_label(value) -> str:
     """How a parameter value is shown on the slider and in the titles: numbers with ``:g``,
     strings as they are."""
@@ -232,6 +249,7 @@ class Explorer(widgets.VBox):
         width = c.integer("width", width, minimum=1)
         height = c.integer("height", height, minimum=1)
         caption = c.text("caption", caption, optional=True)
+        before = _registered()
         super().__init__(**kwargs)
         self.parameters, self.axes, self.max_bytes, self.play = parameters, axes, max_bytes, play
         self.runs = dict(runs)
@@ -254,9 +272,7 @@ class Explorer(widgets.VBox):
             for key in runs:
                 built.append(view(key))
         except ValueError:
-            for box in built:           # leave no half-built explorer in the kernel or page
-                close_tree(box)
-            self.close()
+            _close_new_widgets(before)  # leave no half-built explorer in the kernel or page
             raise
         by_key = dict(zip(runs, built))
         if len(parameters) == 1:
@@ -318,11 +334,13 @@ class Explorer(widgets.VBox):
         for _ in range(4):               # the player's estimate of its size is approximate
             if room <= 0:
                 break
+            made = _registered()
             try:
                 sphere = (TrajectoryPlayer(traj, max_bytes=room, duration=duration, frame=-1,
                                            width=width, height=height) if self.play
                           else SphereView(traj, width=width, height=height))
             except ValueError:           # not even two frames fit
+                _close_new_widgets(made)
                 break
             box = widgets.VBox([head, widgets.HBox([sphere, energy],
                                                    layout=widgets.Layout(flex_flow="row wrap"))])
@@ -337,8 +355,6 @@ class Explorer(widgets.VBox):
         if box is not None:
             self._correction = share - fixed - room     # start the next run from here
         if box is None:
-            close_tree(head)
-            close_tree(energy)
             need = "two frames" if self.play else "a view of the last frame"
             raise ValueError(
                 f"max_bytes={self.max_bytes} is too small for {len(self.runs)} runs of {n} tokens: "
