@@ -1,10 +1,17 @@
-"""The vectorized exponential is accurate to 1e-13 relative on |x| <= 700."""
+"""The vectorized exponential is accurate to 1e-13 relative wherever exp(x) is a normal double.
+
+Outside that range it saturates: ``inf`` where ``exp`` overflows, ``0`` where
+the true value is below ``2**-1022`` (subnormal results are flushed to zero),
+``nan`` for ``nan``; the same for the base-2 variant ``fexp2``.
+"""
+
+import struct
 
 import numpy as np
 import pytest
 from numba import njit
 
-from usaav_edu.dynamics.fastexp import X_MAX, exp_array, exp_block, fexp2
+from usaav_edu.dynamics.fastexp import T_HI, T_LO, X_HI, X_LO, X_MAX, exp_array, exp_block, fexp2
 
 RTOL = 1e-13
 LN2 = np.log(2.0)
@@ -61,10 +68,8 @@ def test_block_range_only():
     assert np.max(np.abs(out[7:31] / np.exp(x[7:31]) - 1.0)) < RTOL
 
 
-def test_rejects_out_of_range():
-    with pytest.raises(ValueError):
-        exp_array(np.array([701.0]))
-    with pytest.raises(ValueError):
+def test_rejects_non_vectors():
+    with pytest.raises(ValueError, match="1-D"):
         exp_array(np.zeros((2, 2)))
 
 
@@ -80,3 +85,53 @@ def test_base2_variant():
     t = np.concatenate([np.linspace(-1000.0, 1000.0, 400_001),
                         np.arange(-1000, 1001) + 0.5, np.arange(-1000, 1001.0)])
     assert np.max(np.abs(_exp2_array(t) / np.exp2(t) - 1.0)) < RTOL
+
+
+TINY = np.finfo(float).tiny  # 2**-1022, the smallest normal double
+BIG = np.finfo(float).max
+
+
+def test_range_ends_are_where_exp_stops_being_a_normal_double():
+    """``X_HI`` is the last ``x`` with a finite ``exp``, ``X_LO`` the first with ``exp(x) >= 2**-1022``."""
+    with np.errstate(over="ignore"):
+        assert np.isfinite(np.exp(X_HI)) and np.exp(np.nextafter(X_HI, np.inf)) == np.inf
+    assert np.exp(X_LO) >= TINY > np.exp(np.nextafter(X_LO, -np.inf))
+    assert T_HI == np.nextafter(1024.0, 0.0) and T_LO == -1022.0
+
+
+def test_accurate_up_to_the_ends_of_the_range():
+    x = np.concatenate([np.linspace(X_HI - 1.0, X_HI, 100_001), np.linspace(X_LO, X_LO + 1.0, 100_001),
+                        [X_HI, X_LO, np.nextafter(X_HI, 0.0), np.nextafter(X_LO, 0.0)]])
+    got = exp_array(x)
+    assert np.all(np.isfinite(got)) and np.all(got >= TINY)
+    assert max_rel_err(x) < RTOL
+    assert exp_array(np.array([X_HI]))[0] > 0.99999 * BIG
+
+
+def test_saturates_above_and_below_the_range():
+    above = np.array([np.nextafter(X_HI, np.inf), 709.8, 710.0, 1000.0, 2000.0, 1e300, np.inf])
+    below = np.array([np.nextafter(X_LO, -np.inf), -708.4, -745.0, -746.0, -2000.0, -1e300, -np.inf])
+    assert np.all(exp_array(above) == np.inf)
+    assert np.all(exp_array(below) == 0.0)  # below 2**-1022: flushed to zero, not subnormal
+
+
+def payload_nan(bits):
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
+NANS = [np.nan, -np.nan, payload_nan(0x7FF8000000000FFF), payload_nan(0xFFF0000000000001)]
+
+
+def test_nan_stays_nan():
+    assert np.all(np.isnan(exp_array(np.array(NANS))))
+    assert np.all(np.isnan(_exp2_array(np.array(NANS))))
+
+
+def test_base2_variant_at_the_ends_of_its_range():
+    inside = np.concatenate([np.linspace(T_HI - 1.0, T_HI, 10_001), np.linspace(T_LO, T_LO + 1.0, 10_001),
+                             [T_HI, T_LO, 1023.5, np.nextafter(1023.5, 0.0)]])
+    assert np.max(np.abs(_exp2_array(inside) / np.exp2(inside) - 1.0)) < RTOL
+    above = np.array([1024.0, np.nextafter(1024.0, np.inf), 1100.0, 2000.0, 1e300, np.inf])
+    below = np.array([np.nextafter(T_LO, -np.inf), -1022.5, -1074.0, -1075.0, -2000.0, -1e300, -np.inf])
+    assert np.all(_exp2_array(above) == np.inf)
+    assert np.all(_exp2_array(below) == 0.0)

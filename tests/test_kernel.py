@@ -189,3 +189,44 @@ def test_loop_kernels_vectorize_on_their_own_and_reload_from_cache(tmp_path):
     # the first process compiled the six row kernels (single row, pair of rows and general d,
     # each with and without bias); the second loaded its callers from the cache and compiled none
     assert printed == ["vectorized kernels 6", "vectorized kernels 0"]
+
+
+@pytest.mark.parametrize("n, beta", [(40, 707.0), (40, 709.5), (rhs.PARALLEL_MIN + 40, 707.0),
+                                     (rhs.PARALLEL_MIN + 40, 709.3)])
+def test_weights_at_the_edge_of_the_double_range(n, beta):
+    """For beta above 708.4 the weights of near-antipodal pairs are below 2**-1022: zero, not garbage.
+
+    ``exp(beta)`` and the sums are still finite (well-spread points: a
+    Fibonacci lattice), so the dense sums are the reference; beta = 707 is
+    the last value the fast loops take.
+    """
+    k = np.arange(n) + 0.5
+    height, angle = 1.0 - 2.0 * k / n, np.pi * (1.0 + np.sqrt(5.0)) * k
+    ring = np.sqrt(1.0 - height ** 2)
+    y = np.column_stack([ring * np.cos(angle), ring * np.sin(angle), height])
+    y[1] = -y[0]  # one exactly antipodal pair
+    a, z = rhs.pair_sums(*kernel_args(y, None), beta, False)
+    a_ref, z_ref = dense_pair_sums(y, None, beta, False)
+    assert np.all(np.isfinite(a)) and np.all(np.isfinite(z))
+    assert rel_err(a, a_ref) < RTOL
+    assert rel_err(z, z_ref) < RTOL
+
+
+def test_overflowing_weights_are_infinite_and_nan_stays_nan():
+    y = unit_vectors(rhs.PARALLEL_MIN + 10, 3, seed=4)
+    _, z = rhs.pair_sums(*kernel_args(y, None), 720.0, False)
+    assert np.all(z == np.inf)  # every token's self-weight exp(720) overflows
+    y[5, 0] = np.nan
+    a, z = rhs.pair_sums(*kernel_args(y, None), 1.0, False)
+    assert np.all(np.isnan(z)) and np.all(np.isnan(a))
+
+
+def test_fast_range_bound():
+    """The fast loops are used exactly while |beta| log2(e) max |y_i|^2 <= T_FAST."""
+    yt = np.ascontiguousarray(unit_vectors(50, 3, seed=2).T)
+    edge = rhs.T_FAST / rhs.LOG2E
+    assert rhs.fast_range(yt, 700.0, False) and rhs.fast_range(yt, -edge * 0.999, False)
+    assert not rhs.fast_range(yt, edge * 1.001, False)
+    assert rhs.fast_range(yt, 1e9, True)  # the linear profile has no exponential
+    yt[0, 7] = np.nan
+    assert not rhs.fast_range(yt, 1.0, False)

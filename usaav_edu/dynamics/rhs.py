@@ -21,7 +21,7 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
 * SIMD loops.  For a row ``i`` the single-row loop over ``j`` computes
   ``t = <beta log2(e) y_i, y_j>`` (the constants are folded into ``y_i``
   once per row), the weight ``w = 2**t = exp(beta <y_i, y_j>)`` with the
-  inlined, branch-free :func:`fastexp.fexp2`, and both updates, all in
+  inlined, branch-free :func:`fastexp.fexp2_in_range`, and both updates, all in
   registers; LLVM vectorizes it to AVX2 (4 pairs per instruction).  The
   loops run over array slices indexed from 0, so Numba emits no
   negative-index wraparound and LLVM sees plain counted loops.
@@ -49,6 +49,15 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
   ``tests/test_kernel.py`` checks this in a fresh process.  (This is also
   why :func:`row3_pair` repeats the set-up lines of :func:`row3` instead of
   calling helpers: split into separate functions it ran about 9% slower.)
+* Range.  :func:`fastexp.fexp2_in_range` is the saturating
+  :func:`fastexp.fexp2` without its two selects, which would cost about 8%
+  of the throughput; it is exact for ``-1022 <= t < 1024``.  Once per call
+  :func:`fast_range` checks ``|beta| log2(e) max_i |y_i|^2 <= T_FAST``,
+  which bounds every ``|t|``; on the sphere this holds for ``|beta| <= 706``
+  (the models allow ``beta <= 700``).  Otherwise (or for a ``nan``) the pair
+  sums are computed by plain loops with the saturating exponential
+  (:func:`saturated_chunk_sums`), so that a weight beyond the double range is
+  ``inf`` or ``0``, never garbage.
 * Bias.  The no-bias case passes ``None`` as the bias row, so Numba compiles
   it without the multiplication (a branch on the type, not in the loop).
 * Parallelism.  Rows are dealt to one chunk per thread, of equal work (chunk
@@ -75,10 +84,17 @@ from numba.np.ufunc.parallel import _iget_num_threads as num_threads
 # below, or other compiled code calling ``pair_sums``) does not.
 numba.get_num_threads()
 
-from .fastexp import LOG2E, fexp2
+from .fastexp import LOG2E, T_LO, fexp2, fexp2_in_range
 
 BLOCK = 256
 PARALLEL_MIN = 160
+# The fast loops' exponents t = beta log2(e) <y_i, y_j> must lie in the range of
+# fexp2_in_range, [-1022, 1024); the margin covers the rounding of the dot product.
+T_FAST = -T_LO - 2.0
+# Fast-math flags that keep inf and nan: a function compiled without flags of its
+# own takes those of the (fast-math) caller that compiles it, and the range check
+# and the saturating loops must not assume finite values.
+IEEE = {"contract"}
 
 
 @njit(cache=True, fastmath=True)
@@ -86,9 +102,9 @@ def pair_weight(t, bb, j, linear):
     """``w = b * phi'(s)`` from ``t = beta log2(e) s``; ``b = bb[j]`` (1 if ``bb`` is None).
 
     ``bb`` is None or an array by type, so Numba compiles the no-bias case
-    without the branch.
+    without the branch.  ``|t| <= T_FAST`` (checked by :func:`fast_range`).
     """
-    w = 1.0 if linear else fexp2(t)
+    w = 1.0 if linear else fexp2_in_range(t)
     if bb is not None:
         w *= bb[j]
     return w
@@ -385,9 +401,62 @@ def parallel_chunk_sums(yt, bias, has_bias, beta, linear):
     return bufs
 
 
+@njit(cache=True, fastmath=IEEE)
+def fast_range(yt, beta, linear):
+    """Whether every exponent ``t = beta log2(e) <y_i, y_j>`` is within ``T_FAST`` (Cauchy-Schwarz).
+
+    ``|t| <= |beta| log2(e) max_i |y_i|^2``; False for a state with a ``nan``.
+    """
+    if linear:
+        return True
+    d, n = yt.shape
+    m = 0.0
+    total = 0.0  # nan if any coordinate is
+    for i in range(n):
+        s = 0.0
+        for k in range(d):
+            s += yt[k, i] * yt[k, i]
+        m = s if s > m else m
+        total += s
+    return total == total and abs(beta) * LOG2E * m <= T_FAST
+
+
+@njit(cache=True, fastmath=IEEE)
+def saturated_chunk_sums(yt, bias, has_bias, beta, linear):
+    """All pairs ``i < j`` with the saturating :func:`fastexp.fexp2` (plain loops): one chunk buffer.
+
+    For states outside :func:`fast_range`: weights beyond the double range are
+    ``inf`` or ``0`` (and ``nan`` stays ``nan``), as the exact exponential's
+    would be, instead of the garbage of the fast loops.
+    """
+    d, n = yt.shape
+    bufs = np.zeros((1, 2 * d + 3, n))
+    coef = beta * LOG2E
+    for i in range(n):
+        for j in range(i + 1, n):
+            s = 0.0
+            for k in range(d):
+                s += yt[k, i] * yt[k, j]
+            w = 1.0 if linear else fexp2(coef * s)
+            if has_bias:
+                w *= bias[i, j]
+            for k in range(d):
+                bufs[0, d + k, i] += w * yt[k, j]
+                bufs[0, d + k, j] += w * yt[k, i]
+            bufs[0, 2 * d, i] += w
+            bufs[0, 2 * d, j] += w
+    return bufs
+
+
 @njit(cache=True, fastmath=True)
 def chunk_buffers(yt, bias, has_bias, beta, linear):
-    """The pair sums over ``i < j`` as chunk buffers: serial below ``PARALLEL_MIN`` tokens, else parallel."""
+    """The pair sums over ``i < j`` as chunk buffers: serial below ``PARALLEL_MIN`` tokens, else parallel.
+
+    Outside :func:`fast_range` (only for ``|beta|`` above about 708, or a
+    state that is not on the sphere) the plain saturating loops.
+    """
+    if not fast_range(yt, beta, linear):
+        return saturated_chunk_sums(yt, bias, has_bias, beta, linear)
     if yt.shape[1] < PARALLEL_MIN:
         return serial_chunk_sums(yt, bias, has_bias, beta, linear)
     return parallel_chunk_sums(yt, bias, has_bias, beta, linear)
@@ -399,8 +468,9 @@ def pair_sums(yt, bias, has_bias, beta, linear):
 
     ``yt`` holds the gauge coordinates as a ``(d, n)`` array (one row per
     coordinate).  ``bias`` is the symmetric ``(n, n)`` bias matrix when
-    ``has_bias`` (any 2-D array otherwise).  The exponential profile needs
-    ``|beta| <= 700``.  Serial below ``PARALLEL_MIN`` tokens, parallel above.
+    ``has_bias`` (any 2-D array otherwise).  Weights beyond the double range
+    are ``inf`` or ``0`` (:func:`fastexp.fexp2`).  Serial below
+    ``PARALLEL_MIN`` tokens, parallel above.
     """
     d, n = yt.shape
     bufs = chunk_buffers(yt, bias, has_bias, beta, linear)
