@@ -18,7 +18,7 @@ WIDGET_JS_STAMP := node_modules/.usaav-widget-js.stamp
 BOOK_MATHJAX := _static_widgets/mathjax
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: book test lab bench venv clean widget-js chromium book-student slides pdf
+.PHONY: book test lab bench venv clean widget-js chromium book-student slides pdf setup-cells
 
 venv: $(VENV)/.installed
 
@@ -76,6 +76,12 @@ slides: venv widget-js
 
 pdf: book chromium
 	$(PY) tools/print_pdf.py --site _build/html --out _build/pdf
+
+# Every notebook of the book starts with a set-up cell that installs the package where it is missing
+# (Colab, a downloaded chapter); it installs from repository.url in _config.yml when that is set.
+# Run this after changing repository.url: it rewrites the cell in place and changes nothing else.
+setup-cells: venv
+	$(PY) tools/setup_cell.py book/ch*.ipynb book/widgets.ipynb
 
 lab: venv
 	$(VENV)/bin/jupyter lab --ServerApp.allow_root=True --notebook-dir=book
