@@ -13,6 +13,7 @@ megabytes, not gigabytes.
 import numpy as np
 
 from . import _validate as v
+from .dynamics.energy import energy_bound
 from .models import Model
 from .trajectory import Trajectory
 
@@ -194,50 +195,6 @@ def series(traj, fn, *args, **kwargs):
     return np.array([fn(xf, *args, **kwargs) for xf in traj.x])
 
 
-def _energy_bound(model, xi, n):
-    """The upper bound of ``E_h`` of ``usaav_edu.energy_bound``, without an n x n matrix.
-
-    With ``phi(1) = e^beta / beta`` (1 for a linear profile) and ``B_ij = b(xi_i - xi_j)``:
-
-    * no bias: ``phi(1) / 2``;
-    * ``B >= 0`` entrywise (distance bias, or a cosine bias whose positions all lie within a
-      quarter period): ``phi(1) mean(B) / 2``;
-    * otherwise (cosine bias): ``phi(1) lambda_max(B) / (2 n)``.  ``B = c c^T + s s^T`` with
-      ``c = cos(omega xi)``, ``s = sin(omega xi)``, so ``lambda_max(B)`` is the largest
-      eigenvalue of the 2 x 2 Gram matrix of ``c`` and ``s``.
-
-    For the distance bias ``b = e^{-lam |dxi|}``, with the positions sorted,
-    ``sum_ij B_ij = n + 2 sum_j A_j``, ``A_j = sum_{i<j} e^{-lam (xi_j - xi_i)}
-    = e^{-lam (xi_j - xi_{j-1})} (A_{j-1} + 1)``: time ``O(n log n)``.  For the cosine bias the
-    sign test runs over blocks of rows and stops at the first negative entry.
-    """
-    xi = model.check_labels(xi, n)
-    phi1 = float(model.phi(1.0))
-    if model.bias == "none":
-        return phi1 / 2.0
-    xi = np.asarray(xi, dtype=np.float64)
-    if model.bias == "distance":
-        step = np.exp(-model.lam * np.diff(np.sort(xi)))
-        a, total = 0.0, 0.0
-        for f in step.tolist():
-            a = f * (a + 1.0)
-            total += a
-        return phi1 * ((n + 2.0 * total) / (n * n)) / 2.0
-    rows = _rows_per_block(n)
-    total, nonnegative = 0.0, True
-    for a in range(0, n, rows):
-        block = np.cos(model.omega * (xi[a:a + rows, None] - xi[None, :]))
-        if np.any(block < 0.0):
-            nonnegative = False
-            break
-        total += float(block.sum())
-    if nonnegative:
-        return phi1 * (total / (n * n)) / 2.0
-    c, s = np.cos(model.omega * xi), np.sin(model.omega * xi)
-    gram = np.array([[c @ c, c @ s], [c @ s, s @ s]])
-    return float(np.linalg.eigvalsh(gram)[-1]) * phi1 / (2.0 * n)
-
-
 def summary(traj, tol=1e-3):
     """Final-frame diagnostics of a Trajectory as a dict (energy, bound, spread, ...).
 
@@ -248,7 +205,7 @@ def summary(traj, tol=1e-3):
     xf = traj.final
     return {
         "energy": float(traj.energy[-1]),
-        "energy_bound": _energy_bound(traj.model, traj.xi, xf.shape[0]),
+        "energy_bound": energy_bound(traj.model, traj.xi, xf.shape[0]),
         "spread": spread(xf),
         "dirac_distance": dirac_distance(xf),
         "clusters": cluster_count(xf, tol),

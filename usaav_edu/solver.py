@@ -75,7 +75,7 @@ def energy(model, x, xi=None):
 
 
 def energy_bound(model, xi, n=None):
-    """An upper bound of E_h for ``n`` tokens with labels ``xi`` (see dynamics.energy.energy_bound).
+    """An upper bound of E_h for ``n`` tokens with labels ``xi`` (see :func:`usaav_edu.dynamics.energy_bound`).
 
     ``xi`` is a 1-D array with one label per token (then ``n``, if given, must
     be its length), or None for models without labels (then ``n`` is required).
@@ -93,7 +93,7 @@ def energy_bound(model, xi, n=None):
             raise ValueError(f"n must equal the number of labels in xi ({len(xi)}), got {n}")
         n = len(xi)
     xi = model.check_labels(xi, n)
-    return _energy_bound(model, model.bias_matrix(xi), n)
+    return _energy_bound(model, xi, n)
 
 
 def _max_abs_bias(bias):

@@ -71,21 +71,53 @@ def energy_scaled(yt, bias, beta):
     return math.copysign(math.exp(log_e), m) if m != 0.0 else 0.0
 
 
-def energy_bound(model, bias, n):
-    """An upper bound of E_h over all configurations of ``n`` tokens.
+BOUND_BLOCK_ENTRIES = 1 << 20
+"""Entries of the bias matrix formed at once by :func:`energy_bound`'s sign test (8 MB)."""
 
-    * ``b >= 0`` (no bias, distance bias): ``phi(1) * mean(b) / 2``, since
-      ``<y_i, y_j> <= 1`` and ``phi`` increases; attained exactly by the gauge
-      maximizers (all ``y_i`` equal).
-    * sign-changing ``b``: ``lambda_max(B) / (2 n)`` for the linear profile
-      (``sum_ij b_ij <y_i, y_j> = tr(Y^T B Y) <= lambda_max n``) and
-      ``lambda_max(B) e^beta / (2 beta n)`` for the attention profile (expand
-      ``e^{beta s}`` in powers of ``s``; each power is a Gram matrix of unit vectors).
+
+def energy_bound(model, xi, n):
+    """An upper bound of E_h over all configurations of ``n`` tokens with labels ``xi``.
+
+    ``xi`` must already be checked (``model.check_labels``).  With ``phi(1) = e^beta / beta``
+    (1 for the linear profile) and ``B_ij = b(xi_i, xi_j)``:
+
+    * no bias: ``phi(1) / 2``, since ``<y_i, y_j> <= 1`` and ``phi`` increases; attained
+      exactly by the gauge maximizers (all ``y_i`` equal);
+    * ``B >= 0`` entrywise (distance bias, or a cosine bias whose positions all lie within a
+      quarter period): ``phi(1) mean(B) / 2``, attained the same way;
+    * otherwise (cosine bias): ``phi(1) lambda_max(B) / (2 n)``.  For the linear profile
+      ``sum_ij b_ij <y_i, y_j> = tr(Y^T B Y) <= n lambda_max(B)``; for the attention profile
+      expand ``e^{beta s}`` in powers of ``s``, each power a Gram matrix of unit vectors.
+
+    No ``n x n`` matrix is built.  For the distance bias ``b = e^{-lam |dxi|}``, with the
+    positions sorted, ``sum_ij B_ij = n + 2 sum_j A_j`` with
+    ``A_j = sum_{i<j} e^{-lam (xi_j - xi_i)} = e^{-lam (xi_j - xi_{j-1})} (A_{j-1} + 1)``: time
+    ``O(n log n)``.  The cosine bias is ``B = c c^T + s s^T`` with ``c = cos(omega xi)``,
+    ``s = sin(omega xi)``, so ``lambda_max(B)`` is the largest eigenvalue of the 2 x 2 Gram
+    matrix of ``c`` and ``s``; its sign test runs over blocks of rows and stops at the first
+    negative entry.
     """
-    phi1 = 1.0 if model.linear else np.exp(model.beta) / model.beta
-    if bias is None:
+    phi1 = 1.0 if model.linear else math.exp(model.beta) / model.beta
+    if model.bias == "none":
         return phi1 / 2.0
-    if np.all(bias >= 0.0):
-        return phi1 * float(np.mean(bias)) / 2.0
-    lam = float(np.linalg.eigvalsh(bias)[-1])
-    return lam * phi1 / (2.0 * n)
+    xi = np.asarray(xi, dtype=np.float64)
+    if model.bias == "distance":
+        step = np.exp(-model.lam * np.diff(np.sort(xi)))
+        a, total = 0.0, 0.0
+        for f in step.tolist():
+            a = f * (a + 1.0)
+            total += a
+        return phi1 * ((n + 2.0 * total) / (n * n)) / 2.0
+    rows = max(1, BOUND_BLOCK_ENTRIES // max(n, 1))
+    total, nonnegative = 0.0, True
+    for a in range(0, n, rows):
+        block = np.cos(model.omega * (xi[a:a + rows, None] - xi[None, :]))
+        if np.any(block < 0.0):
+            nonnegative = False
+            break
+        total += float(block.sum())
+    if nonnegative:
+        return phi1 * (total / (n * n)) / 2.0
+    c, s = np.cos(model.omega * xi), np.sin(model.omega * xi)
+    gram = np.array([[c @ c, c @ s], [c @ s, s @ s]])
+    return float(np.linalg.eigvalsh(gram)[-1]) * phi1 / (2.0 * n)
