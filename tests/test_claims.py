@@ -1,4 +1,4 @@
-"""The ten numbered claims of MATH.md section 9, with those parameters."""
+"""Ten numbered claims the book makes about the solver (chapters 1 to 8), each with the book's parameters."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The Numba right-hand side equals the literal NumPy formulas of MATH.md section 2."""
+"""The Numba right-hand side equals the literal NumPy formulas of the USA-AV model (chapter 3 of the book)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Designing laws on RoPE orbits and on the sphere (MATH.md sections 4 and 5).
+"""Designing laws on RoPE orbits and on the sphere (chapters 4 to 6 of the book).
 
 The anti-collapse theorems say *which* laws are maximizing content marginals:
 every law on a RoPE orbit (orbitwise universality) and every law ``T_# rho`` on

@@ -1,4 +1,4 @@
-"""Exact maximizers of E_h (MATH.md sections 3 to 6), to put beside simulations.
+"""Exact maximizers of E_h (chapters 3 to 7 of the book), to put beside simulations.
 
 * Gauge maximizers (RoPE, prefix frames, identity): ``x*(xi) = G(xi)^T u`` for
   any unit ``u``: all gauge coordinates equal ``u``, so every ``<y_i, y_j> = 1``

@@ -2,7 +2,7 @@
 
 Small pure functions that the first chapters put beside full simulations:
 
-* the **equiangular reduction** (MATH.md section 1): if every pair of tokens has the same
+* the **equiangular reduction** (chapter 1 of the book): if every pair of tokens has the same
   inner product ``r``, it stays so, and
 
       USA:  dr/dt = (2/n) e^{beta r} (1 - r) ((n - 1) r + 1)

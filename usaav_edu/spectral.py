@@ -1,4 +1,4 @@
-"""The spectral dichotomy of distance-bias kernels (MATH.md section 6).
+"""The spectral dichotomy of distance-bias kernels (chapter 7 of the book).
 
 Tokens carry positions ``xi`` and interact through ``h = b(xi - zeta) phi(<x, y>)``.
 On ``n`` equally spaced positions of a circle, ``xi_j = j L / n`` (period ``L``, default

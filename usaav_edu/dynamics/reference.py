@@ -1,6 +1,6 @@
 """A plain NumPy reference of the model, in content coordinates (for tests).
 
-It evaluates the formulas of MATH.md section 2 literally, without the gauge
+It evaluates the formulas of the USA-AV model (chapter 3 of the book) literally, without the gauge
 change of variables that the Numba kernel uses:
 
     dx_i/dt = P_{x_i}( (1/N_i) sum_j grad_x h((x_i, xi_i), (x_j, xi_j)) ),
