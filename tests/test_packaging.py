@@ -1,0 +1,455 @@
+"""The package and the notebooks run outside the repository.
+
+* The chapters' set-up cell (tools/setup_cell.py): written first, tagged, output-free,
+  idempotent; it does nothing where the package imports, installs it where it does not, and turns
+  on Colab's widget manager under Colab.
+* The repository URL (_config.yml, tools/book_launch.py): a tiny book built with the book's own
+  settings has no repository link and no launch buttons while the URL is empty, and has the
+  repository link and the Binder, Colab and JupyterHub buttons once it is set.
+* The wheel: ``python -m build`` makes an sdist and a wheel from a copy of the sources; the wheel's
+  declared dependencies cover every module the package imports; in a fresh virtual environment,
+  ``pip install`` of the wheel alone gives a working ``usaav-edu simulate`` and
+  ``usaav_edu.widgets``, and a chapter, copied alone into an empty folder, executes top to bottom.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import email
+import json
+import os
+import shutil
+import subprocess
+import sys
+import types
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import book_launch  # noqa: E402
+import setup_cell  # noqa: E402
+
+CHAPTER = "ch03_conditional_dirac"  # a chapter that runs in seconds
+REPO = "https://github.com/someone/usaav-edu"
+
+
+def _nb(cells, minor=5) -> dict:
+    return {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                        "language": "python"}},
+            "nbformat": 4, "nbformat_minor": minor}
+
+
+def _code(src, id_, outputs=()) -> dict:
+    return {"cell_type": "code", "execution_count": None, "id": id_, "metadata": {},
+            "outputs": list(outputs), "source": src}
+
+
+# ---------------------------------------------------------------------------------------------
+# the set-up cell
+
+
+@pytest.fixture
+def chapter_copy(tmp_path) -> Path:
+    path = tmp_path / f"{CHAPTER}.ipynb"
+    shutil.copy(ROOT / "book" / f"{CHAPTER}.ipynb", path)
+    return path
+
+
+def test_setup_cell_comes_first_once_and_leaves_the_other_cells_alone(chapter_copy):
+    before = json.loads(chapter_copy.read_text())
+    others = [c for c in before["cells"] if not setup_cell.is_setup_cell(c)]
+    assert setup_cell.update_notebook(chapter_copy, "usaav-edu")
+    after = json.loads(chapter_copy.read_text())
+    first = after["cells"][0]
+    assert first["cell_type"] == "code" and first["id"] == setup_cell.CELL_ID
+    assert {"remove-cell", setup_cell.TAG} <= set(first["metadata"]["tags"])
+    assert sum(setup_cell.is_setup_cell(c) for c in after["cells"]) == 1
+    assert after["cells"][1:] == others
+    assert {k: v for k, v in after.items() if k != "cells"} == \
+        {k: v for k, v in before.items() if k != "cells"}
+    # output-free, as the book's notebooks are saved
+    for c in after["cells"]:
+        assert c.get("outputs", []) == [] and c.get("execution_count") is None
+    assert "%pip install" in "".join(first["source"])
+
+
+def test_setup_cell_is_idempotent_and_replaced_by_a_new_source(chapter_copy):
+    setup_cell.update_notebook(chapter_copy, "usaav-edu")
+    once = chapter_copy.read_bytes()
+    assert not setup_cell.update_notebook(chapter_copy, "usaav-edu")
+    assert chapter_copy.read_bytes() == once
+    # a new install source replaces the cell; it never adds a second one
+    assert setup_cell.update_notebook(chapter_copy, setup_cell.install_spec(REPO))
+    nb = json.loads(chapter_copy.read_text())
+    assert sum(setup_cell.is_setup_cell(c) for c in nb["cells"]) == 1
+    assert f"git+{REPO}" in "".join(nb["cells"][0]["source"])
+    assert len(nb["cells"]) == len(json.loads(once)["cells"])
+
+
+def test_setup_cell_cli_takes_the_source_from_the_config(tmp_path, chapter_copy):
+    cfg = tmp_path / "_config.yml"
+    cfg.write_text(yaml.safe_dump({"repository": {"url": REPO + "/"}}))
+    assert setup_cell.main([str(chapter_copy), "--config", str(cfg)]) == 0
+    src = "".join(json.loads(chapter_copy.read_text())["cells"][0]["source"])
+    assert f'%pip install --quiet "usaav-edu @ git+{REPO}"' in src
+    cfg.write_text(yaml.safe_dump({"repository": {"url": ""}}))
+    assert setup_cell.main([str(chapter_copy), "--config", str(cfg)]) == 0
+    src = "".join(json.loads(chapter_copy.read_text())["cells"][0]["source"])
+    assert '%pip install --quiet "usaav-edu"' in src and "git+" not in src
+
+
+def test_setup_cell_writes_in_place_without_leaving_temporary_files(chapter_copy):
+    setup_cell.update_notebook(chapter_copy, "usaav-edu")
+    assert sorted(p.name for p in chapter_copy.parent.iterdir()) == [chapter_copy.name]
+
+
+def test_setup_cell_refuses_bad_input(tmp_path):
+    with pytest.raises(ValueError, match="spec"):
+        setup_cell.cell_source('usaav-edu"; rm -rf ~; echo "')
+    with pytest.raises(ValueError, match="spec"):
+        setup_cell.cell_source("usaav-edu @ git+https://example.org/$(whoami)")
+    with pytest.raises(ValueError, match="url"):
+        setup_cell.install_spec("git@github.com:someone/usaav-edu")
+    with pytest.raises(ValueError, match="nbformat 4"):
+        setup_cell.with_setup_cell({"cells": [], "nbformat": 3}, "usaav-edu")
+    clash = _nb([_code("1", setup_cell.CELL_ID)])
+    with pytest.raises(ValueError, match="already has a cell"):
+        setup_cell.with_setup_cell(clash, "usaav-edu")
+    txt = tmp_path / "notes.txt"
+    txt.write_text("{}")
+    with pytest.raises(ValueError, match=r"\.ipynb"):
+        setup_cell.update_notebook(txt, "usaav-edu")
+    with pytest.raises(ValueError, match="existing notebook"):
+        setup_cell.update_notebook(tmp_path / "missing.ipynb", "usaav-edu")
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text("{not json")
+    with pytest.raises(ValueError, match="not a notebook"):
+        setup_cell.update_notebook(broken, "usaav-edu")
+    assert broken.read_text() == "{not json"
+
+
+class _Shell:
+    """Stands in for IPython: records the line magics the cell runs."""
+
+    def __init__(self):
+        self.magics = []
+
+    def run_line_magic(self, name, line):
+        self.magics.append((name, line))
+
+
+def _run_cell(spec, monkeypatch, *, installed=True, colab=False):
+    """Run the set-up cell as IPython would (magics transformed); return (magics, colab calls)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+    import importlib.util
+
+    code = TransformerManager().transform_cell(setup_cell.cell_source(spec))
+    shell = _Shell()
+    enabled = []
+    if not installed:
+        real = importlib.util.find_spec
+        monkeypatch.setattr(importlib.util, "find_spec",
+                            lambda name, *a: None if name == "usaav_edu" else real(name, *a))
+    if colab:
+        google = types.ModuleType("google")
+        colab_mod = types.ModuleType("google.colab")
+        colab_mod.output = types.SimpleNamespace(enable_custom_widget_manager=lambda: enabled.append(1))
+        google.colab = colab_mod
+        monkeypatch.setitem(sys.modules, "google", google)
+        monkeypatch.setitem(sys.modules, "google.colab", colab_mod)
+    else:
+        monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    exec(compile(code, "<setup cell>", "exec"), {"get_ipython": lambda: shell})
+    return shell.magics, enabled
+
+
+def test_setup_cell_does_nothing_where_the_package_imports(monkeypatch):
+    magics, enabled = _run_cell(setup_cell.install_spec(REPO), monkeypatch)
+    assert magics == [] and enabled == []
+
+
+def test_setup_cell_installs_the_package_where_it_is_missing(monkeypatch):
+    magics, enabled = _run_cell(setup_cell.install_spec(REPO), monkeypatch, installed=False)
+    assert magics == [("pip", f'install --quiet "usaav-edu @ git+{REPO}"')]
+    assert enabled == []
+
+
+def test_setup_cell_turns_on_colab_widget_manager(monkeypatch):
+    magics, enabled = _run_cell("usaav-edu", monkeypatch, installed=False, colab=True)
+    assert magics == [("pip", 'install --quiet "usaav-edu"')]
+    assert enabled == [1]
+
+
+# ---------------------------------------------------------------------------------------------
+# the repository URL and the launch buttons
+
+
+def _book_config() -> dict:
+    return yaml.safe_load((ROOT / "_config.yml").read_text())
+
+
+def test_config_names_the_repository_in_one_place_and_loads_the_switch():
+    cfg = _book_config()
+    # the key is present (else Jupyter Book would fill in its own repository) and empty for now
+    assert "url" in cfg["repository"]
+    assert cfg["sphinx"]["local_extensions"]["book_launch"] == "tools"
+    assert (ROOT / "tools" / "book_launch.py").is_file()
+    text = (ROOT / "_config.yml").read_text()
+    urls = [line for line in text.splitlines() if line.strip().startswith("url:")]
+    assert len(urls) == 1
+
+
+def test_book_launch_switches_on_exactly_when_a_url_is_set():
+    launch = {"notebook_interface": "jupyterlab", "binderhub_url": "https://mybinder.org",
+              "colab_url": "https://colab.research.google.com", "jupyterhub_url": ""}
+    off = book_launch.apply({"repository_url": "", "launch_buttons": launch})
+    assert off["use_repository_button"] is False
+    assert not any(off["launch_buttons"].get(k) for k in book_launch.LAUNCH_KEYS)
+    on = book_launch.apply({"repository_url": REPO + "/", "launch_buttons": launch})
+    assert on["use_repository_button"] is True and on["repository_url"] == REPO
+    assert on["launch_buttons"] == launch
+    from sphinx.errors import ConfigError
+    for bad in ("github.com/someone/usaav-edu", "https://github.com/usaav-edu", 42):
+        with pytest.raises(ConfigError, match="repository.url"):
+            book_launch.apply({"repository_url": bad})
+
+
+def _jupyter_book() -> str:
+    jb = Path(sys.executable).with_name("jupyter-book")
+    return str(jb) if jb.exists() else "jupyter-book"
+
+
+@pytest.fixture(scope="module")
+def tiny_book(tmp_path_factory) -> Path:
+    """A one-notebook book with the book's own repository, launch and extension settings."""
+    root = tmp_path_factory.mktemp("launch_book")
+    (root / "book").mkdir()
+    (root / "_toc.yml").write_text(yaml.safe_dump(
+        {"format": "jb-book", "root": "book/intro", "chapters": [{"file": "book/nb"}]}))
+    (root / "book" / "intro.md").write_text("# Tiny book\n\nHello.\n")
+    nb = setup_cell.with_setup_cell(_nb([
+        {"cell_type": "markdown", "id": "m0", "metadata": {}, "source": "# A chapter\n\nText.\n"},
+        _code("1 + 1", "c0")]), "usaav-edu")
+    (root / "book" / "nb.ipynb").write_text(setup_cell.dumps(nb))
+    cfg = _book_config()
+    ext = {name: str((ROOT / path).resolve()) for name, path in cfg["sphinx"]["local_extensions"].items()}
+    base = {"title": "Tiny book", "author": "test", "only_build_toc_files": True,
+            "exclude_patterns": ["_build/*", "out_*/*"], "execute": {"execute_notebooks": "off"},
+            "repository": cfg["repository"], "launch_buttons": cfg["launch_buttons"],
+            "sphinx": {"local_extensions": ext}}
+    assert base["repository"]["url"] == "", "the test expects the book's URL to be unset"
+    (root / "_config.yml").write_text(yaml.safe_dump(base))
+    with_url = copy.deepcopy(base)
+    with_url["repository"]["url"] = REPO
+    with_url["launch_buttons"]["jupyterhub_url"] = "https://hub.example.edu"
+    (root / "_config_url.yml").write_text(yaml.safe_dump(with_url))
+    return root
+
+
+def _build(book: Path, config: str, out: str) -> Path:
+    r = subprocess.run([_jupyter_book(), "build", str(book), "--config", str(book / config),
+                        "--path-output", str(book / out), "-W", "-n", "--keep-going", "-q"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return book / out / "_build" / "html"
+
+
+def _links(page: Path) -> set[str]:
+    from html.parser import HTMLParser
+
+    found = set()
+
+    class P(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag == "a" and dict(attrs).get("href"):
+                found.add(dict(attrs)["href"])
+
+    P().feed(page.read_text())
+    return found
+
+
+def test_without_a_repository_url_pages_have_no_repository_link_or_launch_buttons(tiny_book):
+    site = _build(tiny_book, "_config.yml", "out_plain")
+    page = site / "book" / "nb.html"
+    links = _links(page)
+    assert not [u for u in links if "mybinder" in u or "colab" in u or "github.com" in u
+                or "git-pull" in u]
+    assert "source-repository-button" not in page.read_text()
+    # the chapter is still offered for download, set-up cell included, and the page hides the cell
+    assert any(u.endswith("_sources/book/nb.ipynb") for u in links)
+    download = json.loads((site / "_sources" / "book" / "nb.ipynb").read_text())
+    assert setup_cell.is_setup_cell(download["cells"][0])
+    assert "enable_custom_widget_manager" not in page.read_text()
+
+
+def test_with_a_repository_url_pages_link_it_and_launch_binder_colab_jupyterhub(tiny_book):
+    site = _build(tiny_book, "_config_url.yml", "out_url")
+    links = _links(site / "book" / "nb.html")
+    assert REPO in links
+    assert "https://mybinder.org/v2/gh/someone/usaav-edu/main?urlpath=lab/tree/book/nb.ipynb" in links
+    assert "https://colab.research.google.com/github/someone/usaav-edu/blob/main/book/nb.ipynb" in links
+    hub = [u for u in links if u.startswith("https://hub.example.edu/hub/user-redirect/git-pull?")]
+    assert len(hub) == 1 and "usaav-edu" in hub[0] and "book%2Fnb.ipynb" in hub[0].replace("/", "%2F")
+    assert REPO in _links(site / "book" / "intro.html")  # every page links the repository
+
+
+def test_binder_environment_installs_the_pinned_requirements_and_the_package():
+    req = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
+    included = [line.split(None, 1)[1] for line in req if line.startswith("-r ")]
+    assert included and all((ROOT / "binder" / p).resolve() == ROOT / "requirements.txt" for p in included)
+    post = ROOT / "binder" / "postBuild"
+    assert os.access(post, os.X_OK)
+    assert "pip install --no-deps ." in post.read_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# the wheel
+
+
+def _pins() -> dict[str, Version]:
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        if "==" in line:
+            name, v = line.split("==")
+            pins[name.strip().lower().replace("_", "-")] = Version(v.strip())
+    return pins
+
+
+# module imported by the package -> the distribution that provides it
+DISTRIBUTION_OF = {"mpl_toolkits": "matplotlib"}
+
+
+def _third_party_imports() -> set[str]:
+    mods = set()
+    for path in (ROOT / "usaav_edu").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                mods |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                mods.add(node.module.split(".")[0])
+    return {m for m in mods if m not in sys.stdlib_module_names and m not in ("usaav_edu", "__future__")}
+
+
+def test_declared_dependencies_cover_the_imports_and_contain_the_pinned_versions():
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    reqs = {Requirement(r).name.lower(): Requirement(r) for r in meta["dependencies"]}
+    needed = {DISTRIBUTION_OF.get(m, m) for m in _third_party_imports()}
+    assert needed - set(reqs) == set(), "imported but not declared"
+    pins = _pins()
+    for name, req in reqs.items():
+        assert req.specifier.contains(pins[name]), f"{req} excludes the tested {name}=={pins[name]}"
+    assert meta["scripts"]["usaav-edu"] == "usaav_edu.cli:main"
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory) -> Path:
+    """``python -m build`` of a copy of the package's sources: an sdist, then a wheel from it."""
+    src = tmp_path_factory.mktemp("src")
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(ROOT / "usaav_edu", src / "usaav_edu",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc"))
+    out = tmp_path_factory.mktemp("dist")
+    r = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(src)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return out
+
+
+def test_build_makes_an_sdist_and_a_wheel_with_every_module(dist):
+    wheels, sdists = list(dist.glob("*.whl")), list(dist.glob("*.tar.gz"))
+    assert len(wheels) == 1 and len(sdists) == 1
+    with zipfile.ZipFile(wheels[0]) as z:
+        names = set(z.namelist())
+        info = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        meta = email.message_from_bytes(z.read(info))
+        entry = z.read(info.replace("METADATA", "entry_points.txt")).decode()
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "usaav_edu").rglob("*.py")}
+    assert modules - names == set()
+    assert meta["Name"] == "usaav-edu"
+    declared = {Requirement(r).name.lower() for r in meta.get_all("Requires-Dist")}
+    assert {"numpy", "numba", "ipywidgets", "pythreejs", "matplotlib"} <= declared
+    assert "usaav-edu = usaav_edu.cli:main" in entry
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(dist, tmp_path_factory) -> tuple[Path, dict]:
+    """A new virtual environment with the wheel installed, and nothing else but its dependencies."""
+    venv = tmp_path_factory.mktemp("venv") / "env"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    wheel = next(dist.glob("*.whl"))
+    r = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return venv, env
+
+
+def test_cli_simulates_from_the_installed_wheel(fresh_venv, tmp_path):
+    venv, env = fresh_venv
+    out = tmp_path / "run.npz"
+    r = subprocess.run([str(venv / "bin" / "usaav-edu"), "simulate", "--n", "8", "--tau", "1",
+                        "--out", str(out)], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    import usaav_edu as ue
+
+    traj = ue.Trajectory.load(out)  # checks shapes and that every row is on the sphere
+    assert traj.x.shape[1:] == (8, 3) and traj.t[-1] == pytest.approx(1.0)
+
+
+def test_widgets_import_from_the_installed_wheel(fresh_venv, tmp_path):
+    venv, env = fresh_venv
+    r = subprocess.run([str(venv / "bin" / "python"), "-c",
+                        "import usaav_edu, usaav_edu.widgets as w; w.TrajectoryPlayer; "
+                        "print(usaav_edu.__file__)"],
+                       cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert Path(r.stdout.strip()).is_relative_to(venv)  # the installed copy, not the repository
+
+
+def _downloadable_chapter() -> Path:
+    """The chapter as the built site offers it for download, or its source if the site is not built
+    (the site's copy is the source as it was at the last build; an outdated copy is not used)."""
+    source = ROOT / "book" / f"{CHAPTER}.ipynb"
+    site = ROOT / "_build" / "html" / "_sources" / "book" / f"{CHAPTER}.ipynb"
+    if site.is_file() and json.loads(site.read_text())["cells"] == json.loads(source.read_text())["cells"]:
+        return site
+    return source
+
+
+def test_a_downloaded_chapter_runs_top_to_bottom_in_the_fresh_environment(fresh_venv, tmp_path):
+    venv, env = fresh_venv
+    # a kernel and a runner: Jupyter brings these; the chapter needs nothing else besides the wheel
+    pins = _pins()
+    r = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                        f"nbclient=={pins['nbclient']}", f"ipykernel=={pins['ipykernel']}"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    nb = tmp_path / f"{CHAPTER}.ipynb"
+    shutil.copy(_downloadable_chapter(), nb)
+    # executes every cell, stops at the first error; then reports where the kernel found the package
+    run = ("import sys, nbformat, nbclient\n"
+           "nb = nbformat.read(sys.argv[1], as_version=4)\n"
+           "n = sum(c.cell_type == 'code' for c in nb.cells)\n"
+           "nb.cells.append(nbformat.v4.new_code_cell('import usaav_edu; print(usaav_edu.__file__)'))\n"
+           "nbclient.NotebookClient(nb, timeout=600, kernel_name='python3',\n"
+           "                        resources={'metadata': {'path': sys.argv[2]}}).execute()\n"
+           "print(n, 'code cells ran')\n"
+           "print(nb.cells[-1].outputs[0]['text'].strip())\n")
+    r = subprocess.run([str(venv / "bin" / "python"), "-c", run, str(nb), str(tmp_path)],
+                       cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
+    ran, where = r.stdout.strip().splitlines()[-2:]
+    n_code = sum(c["cell_type"] == "code" for c in json.loads(nb.read_text())["cells"])
+    assert ran == f"{n_code} code cells ran" and n_code > 0
+    assert Path(where).is_relative_to(venv)  # the kernel ran in the fresh environment
