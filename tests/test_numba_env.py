@@ -77,3 +77,55 @@ def test_writable_cache_folder_gives_no_warning(tmp_path):
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == str(tmp_path / "cache")
+
+
+def import_and_print(expr, env):
+    done = subprocess.run([sys.executable, "-c", f"import usaav_edu, os, numba\nprint({expr})"], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip()
+
+
+def test_idle_openmp_threads_sleep_unless_the_user_says_otherwise():
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    assert import_and_print("os.environ['OMP_WAIT_POLICY']", env) == "passive"
+    env["OMP_WAIT_POLICY"] = "active"
+    assert import_and_print("os.environ['OMP_WAIT_POLICY']", env) == "active"
+
+
+def fake_files(monkeypatch, files):
+    """Make ``open`` inside the package's ``__init__`` see exactly ``files`` (path -> text)."""
+    import io
+
+    import usaav_edu
+
+    def fake_open(path, *args, **kwargs):
+        if path not in files:
+            raise FileNotFoundError(path)
+        return io.StringIO(files[path])
+
+    monkeypatch.setattr(usaav_edu, "open", fake_open, raising=False)
+    return usaav_edu._cpu_quota
+
+
+def test_cpu_quota_cgroup_v2(monkeypatch):
+    files = {"/proc/self/cgroup": "0::/user.slice/job\n",
+             "/sys/fs/cgroup/user.slice/job/cpu.max": "150000 100000\n"}
+    assert fake_files(monkeypatch, files)() == 1  # 1.5 CPUs: one whole CPU
+    files["/sys/fs/cgroup/user.slice/job/cpu.max"] = "400000 100000\n"
+    assert fake_files(monkeypatch, files)() == 4
+    files["/sys/fs/cgroup/user.slice/job/cpu.max"] = "max 100000\n"
+    assert fake_files(monkeypatch, files)() is None
+
+
+def test_cpu_quota_cgroup_v1(monkeypatch):
+    files = {"/proc/self/cgroup": "5:memory:/x\n4:cpu,cpuacct:/docker/abc\n0::/\n",
+             "/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us": "200000\n",
+             "/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_period_us": "100000\n"}
+    assert fake_files(monkeypatch, files)() == 2
+    files["/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us"] = "-1\n"
+    assert fake_files(monkeypatch, files)() is None
+
+
+def test_no_cgroup_information_means_no_quota(monkeypatch):
+    assert fake_files(monkeypatch, {})() is None

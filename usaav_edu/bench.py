@@ -17,10 +17,18 @@ of the two sides alternate, so that a change of machine load affects both: each
 throughput is the median over ``repeats`` batches, and the ratio is the median
 over the ``repeats`` pairs of adjacent batches of (NumPy time / Numba time),
 with its interquartile range, which shows how noisy the machine was.
+
+:func:`contention` measures the same velocity on a machine that is busy with
+other work: quiet, then beside one and two processes that spin on a core,
+each time with the package's thread count against one thread under the same
+load (:func:`contention_report` prints it; ``benchmarks/contention.py``).
 """
 
+import multiprocessing
+import signal
 import time
 
+import numba
 import numpy as np
 
 from .dynamics.fastexp import X_MAX, exp_array
@@ -116,4 +124,134 @@ def report(n_values=(256, 1024), repeats=21):
         lines.append(f"{r['n']:>6} {r['numba']:>14.3e} {r['numpy']:>14.3e} {r['ratio']:>7.1f} {iqr:>13} "
                      f"{r['max_abs_diff']:>10.1e}")
     lines.append(f"fast exp: max relative error over |x| <= {X_MAX:g}: {exp_max_rel_error():.2e}")
+    return "\n".join(lines)
+
+
+# Quiet figures of the package velocity before the thread policy of
+# :mod:`usaav_edu.dynamics.rhs` (lowest of several runs, pair interactions per
+# second, d = 3, beta = 1, two cores): the quiet goal of :func:`contention_report`.
+QUIET_BEFORE = {256: 1.06e9, 1024: 1.27e9}
+
+
+def spin(ready, stop):
+    """Release ``ready``, then keep one core busy until the event ``stop`` is set.
+
+    A pure loop; it ignores Ctrl-C (the parent stops it).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ready.release()
+    while not stop.is_set():
+        for _ in range(200_000):
+            pass
+
+
+class BusyProcesses:
+    """Context manager: ``count`` processes spinning on a core each, stopped on exit (also on Ctrl-C).
+
+    Started with the ``spawn`` method: GNU OpenMP is not fork-safe.
+    """
+
+    def __init__(self, count, settle=0.2, timeout=60.0):
+        self.count = count
+        self.settle = settle
+        self.timeout = timeout
+        self.procs = []
+
+    def __enter__(self):
+        if not self.count:
+            return self
+        ctx = multiprocessing.get_context("spawn")
+        self.stop = ctx.Event()
+        ready = ctx.Semaphore(0)
+        try:
+            for _ in range(self.count):
+                p = ctx.Process(target=spin, args=(ready, self.stop), daemon=True)
+                p.start()
+                self.procs.append(p)
+            for _ in range(self.count):
+                if not ready.acquire(timeout=self.timeout):
+                    raise RuntimeError(f"a busy process did not start within {self.timeout} s")
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        time.sleep(self.settle)
+        return self
+
+    def __exit__(self, *exc):
+        if self.procs:
+            self.stop.set()
+            for p in self.procs:
+                p.join(timeout=2.0)
+                if p.is_alive():
+                    p.terminate()
+                    p.join()
+        self.procs = []
+        return False
+
+
+def with_threads(fn, threads):
+    """``fn`` run with ``numba.set_num_threads(threads)`` (the previous count restored after each call)."""
+    def call():
+        before = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            return fn()
+        finally:
+            numba.set_num_threads(before)
+    return call
+
+
+def contention(n_values=(256, 1024), loads=(0, 1, 2), repeats=9, d=3, beta=1.0, min_time=0.1,
+               pause=0.05, seed=0):
+    """Pair interactions per second of the package velocity beside ``0, 1, 2`` busy processes.
+
+    For each load (number of spinning processes) and ``n``, batches of the
+    velocity with the package's thread count and with one thread alternate
+    (``repeats`` each, at least ``min_time`` seconds per batch); returns one
+    dict per (load, n) with keys ``load``, ``n``, ``threads`` (the package's
+    thread count), ``parallel`` and ``one`` (medians, pair interactions per
+    second) and ``ratio`` (median over adjacent batch pairs of one-thread time
+    / parallel time).
+    """
+    threads = numba.get_num_threads()
+    calls = {}
+    for n in n_values:
+        fast = numba_velocity_call(uniform(n, d, seed=seed), beta)
+        calls[n] = (fast, with_threads(fast, 1))
+    rows = []
+    for load in loads:
+        with BusyProcesses(load):
+            for n in n_values:
+                times = batch_times(calls[n], repeats, min_time, pause)
+                t_par, t_one = np.median(times, axis=0)
+                rows.append({"load": load, "n": n, "threads": threads, "parallel": n * n / t_par,
+                             "one": n * n / t_one, "ratio": float(np.median(times[:, 1] / times[:, 0]))})
+    return rows
+
+
+def contention_report(n_values=(256, 1024), repeats=9):
+    """The contention benchmark as printed text: a table, then each goal with the measured figure."""
+    from .dynamics import rhs
+
+    rows = contention(n_values, repeats=repeats)
+    lines = [rhs.thread_policy(),
+             f"{'busy':>4} {'n':>6} {'package pairs/s':>16} {'one thread':>12} {'package/one':>12}"]
+    for r in rows:
+        lines.append(f"{r['load']:>4} {r['n']:>6} {r['parallel']:>16.3e} {r['one']:>12.3e} {r['ratio']:>12.2f}")
+    by = {(r["load"], r["n"]): r for r in rows}
+
+    def verdict(ok):
+        return "met" if ok else "MISSED"
+
+    lines.append("goals:")
+    for n in n_values:
+        worst = min(by[(load, n)]["ratio"] for load in (0, 1, 2))
+        lines.append(f"  n={n}: package/one thread under the same load >= 0.8: "
+                     f"lowest {worst:.2f} {verdict(worst >= 0.8)}")
+        beside = by[(1, n)]["parallel"] / by[(0, n)]["parallel"]
+        lines.append(f"  n={n}: beside one busy process / quiet >= 0.45: {beside:.2f} {verdict(beside >= 0.45)}")
+        quiet = by[(0, n)]["parallel"]
+        if n in QUIET_BEFORE:
+            lines.append(f"  n={n}: quiet >= {QUIET_BEFORE[n]:.2e} (before): {quiet:.2e} "
+                         f"{verdict(quiet >= QUIET_BEFORE[n])}")
     return "\n".join(lines)

@@ -63,12 +63,38 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
 * Parallelism.  Rows are dealt to one chunk per thread, of equal work (chunk
   ``c`` gets rows ``i`` with ``i mod 2 nchunks`` equal to ``c`` or
   ``2 nchunks - 1 - c``, pairing long and short rows of the triangle); the
-  chunks run in parallel and their buffers are summed.  For ``n <
-  PARALLEL_MIN`` one serial chunk avoids the thread launch (a few
-  microseconds when the machine is idle; on an oversubscribed machine a
-  parallel region waits for a descheduled worker, and small ``n`` then pays
-  milliseconds).
+  chunks run in parallel and their buffers are summed.
+* Threads on a busy machine.  Numba's threading layer is the first of TBB,
+  OpenMP and its own workqueue that loads; with the pip wheels on Linux
+  (no TBB) it is OpenMP (GNU libgomp).  By default libgomp's idle workers
+  spin for a while after each parallel region, waiting for the next one.
+  The kernel starts a region per evaluation, every few hundred
+  microseconds, so its workers never sleep: on a machine whose cores are
+  busy with other work they use up their share of the CPU spinning, and a
+  worker that the scheduler has set aside holds up the others at the end
+  of the region.  Measured at ``n = 1024`` on two cores beside two busy
+  processes: 1.3e8 pair interactions per second, eight times below one
+  thread under the same load.  The package therefore sets, when it is
+  imported and before the threading layer starts,
+  ``OMP_WAIT_POLICY=passive`` (idle workers sleep at once; a woken thread
+  is scheduled promptly, a spinning one is not favoured), unless the user's
+  environment sets it (then theirs wins).  Under TBB, whose workers go to
+  sleep on their own, it has no effect.  The workqueue layer, which also
+  sleeps, is not chosen: a second Python thread calling a parallel function
+  at the same time aborts the process.  The number of threads is Numba's
+  default, the CPUs this process may run on (``os.sched_getaffinity``),
+  lowered to a cgroup CPU quota (``cpu.max``) if there is one
+  (``usaav_edu/__init__.py``; a ``NUMBA_NUM_THREADS`` set by the user
+  wins).  ``benchmarks/contention.py`` measures the effect.
+* Serial below ``PARALLEL_MIN`` tokens.  Waking sleeping workers costs tens
+  of microseconds, and below about 350 tokens (d = 3) two threads are not
+  faster than one even on an idle machine (best of 300 batches, two
+  cores: n = 256, 1.14e9 pair interactions per second with two threads
+  and 1.17e9 with one; n = 384, 1.50e9 and 1.29e9); a serial chunk also
+  cannot be held up by a descheduled worker.
 """
+
+import os
 
 import numba
 import numpy as np
@@ -87,7 +113,7 @@ numba.get_num_threads()
 from .fastexp import LOG2E, T_LO, fexp2, fexp2_in_range
 
 BLOCK = 256
-PARALLEL_MIN = 160
+PARALLEL_MIN = 384
 # The fast loops' exponents t = beta log2(e) <y_i, y_j> must lie in the range of
 # fexp2_in_range, [-1022, 1024); the margin covers the rounding of the dot product.
 T_FAST = -T_LO - 2.0
@@ -543,3 +569,10 @@ def velocity(yt, bias, has_bias, beta, linear, sa, mobile, has_frozen, out):
     """The velocity field ``dy/dt`` at ``yt`` (both ``(d, n)``), written to ``out``."""
     bufs = chunk_buffers(yt, bias, has_bias, beta, linear)
     finish_velocity(yt, bufs, bias, has_bias, beta, linear, sa, mobile, has_frozen, out)
+
+
+def thread_policy():
+    """One line describing the threading set-up in effect (printed by the benchmarks)."""
+    return (f"threading layer {numba.threading_layer()}, {numba.get_num_threads()} threads, "
+            f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}, "
+            f"serial below n = {PARALLEL_MIN}")
