@@ -229,12 +229,22 @@ def contention(n_values=(256, 1024), loads=(0, 1, 2), repeats=9, d=3, beta=1.0, 
     return rows
 
 
-def contention_report(n_values=(256, 1024), repeats=9):
-    """The contention benchmark as printed text: a table, then each goal with the measured figure."""
+def contention_report(n_values=(256, 1024), repeats=15):
+    """The contention benchmark as printed text: a table, then each goal with the measured figure.
+
+    The first lines give the threading set-up and the machine's load average
+    before and after the run (other work on the machine makes the "quiet"
+    figures lower and every figure noisier).
+    """
+    import os
+
     from .dynamics import rhs
 
+    before = os.getloadavg()[0]
     rows = contention(n_values, repeats=repeats)
     lines = [rhs.thread_policy(),
+             f"load average (1 min) before {before:.2f}, after {os.getloadavg()[0]:.2f} "
+             f"(with {len(os.sched_getaffinity(0))} CPUs)",
              f"{'busy':>4} {'n':>6} {'package pairs/s':>16} {'one thread':>12} {'package/one':>12}"]
     for r in rows:
         lines.append(f"{r['load']:>4} {r['n']:>6} {r['parallel']:>16.3e} {r['one']:>12.3e} {r['ratio']:>12.2f}")
