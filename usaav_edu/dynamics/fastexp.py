@@ -52,7 +52,7 @@ it the bits are garbage and two selects replace them (:func:`saturate`):
 ``r if x <= X_HI else x + inf`` (so ``nan``, for which every comparison is
 false, stays ``nan``), then ``0 if x < X_LO else r``.  Selects, not
 branches, so that loops calling these functions still vectorize.  They cost
-a few vector instructions per value, about 8% of the interaction kernel's
+a few vector instructions per value, about 9% of the interaction kernel's
 throughput, whose loops are limited by arithmetic; the kernel therefore
 calls :func:`fexp2_in_range`, the same formula without the selects, after
 checking once per call that all its arguments lie in the range (see
@@ -72,8 +72,11 @@ rounding trick and the Cody-Waite reduction must be evaluated in the written
 order (reassociation would fold ``t - SHIFTER`` to ``x log2(e)`` and the
 reduction to ``x - k ln 2``).  :func:`saturate` and the functions that call
 it are compiled without ``nnan`` and ``ninf`` as well, under which the
-compiler could assume a finite ``x`` and drop the saturation.  When these functions are inlined into a kernel
-compiled with full fast math, their instructions keep their own flags.
+compiler could assume a finite ``x`` and drop the saturation.  Every
+function here names its flags: when these functions are inlined into a
+kernel compiled with full fast math, their instructions keep their own
+flags (a Numba function compiled without flags of its own would take those
+of the caller that compiles it).
 """
 
 import numpy as np

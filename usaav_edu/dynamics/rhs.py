@@ -50,10 +50,10 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
   why :func:`row3_pair` repeats the set-up lines of :func:`row3` instead of
   calling helpers: split into separate functions it ran about 9% slower.)
 * Range.  :func:`fastexp.fexp2_in_range` is the saturating
-  :func:`fastexp.fexp2` without its two selects, which would cost about 8%
-  of the throughput; it is exact for ``-1022 <= t < 1024``.  Once per call
+  :func:`fastexp.fexp2` without its two selects, which would cost about 9%
+  of the throughput; it is correct for ``-1022 <= t < 1024``.  Once per call
   :func:`fast_range` checks ``|beta| log2(e) max_i |y_i|^2 <= T_FAST``,
-  which bounds every ``|t|``; on the sphere this holds for ``|beta| <= 706``
+  which bounds every ``|t|``; on the sphere this holds for ``|beta| <= 707``
   (the models allow ``beta <= 700``).  Otherwise (or for a ``nan``) the pair
   sums are computed by plain loops with the saturating exponential
   (:func:`saturated_chunk_sums`), so that a weight beyond the double range is
@@ -78,7 +78,9 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
   imported and before the threading layer starts,
   ``OMP_WAIT_POLICY=passive`` (idle workers sleep at once; a woken thread
   is scheduled promptly, a spinning one is not favoured), unless the user's
-  environment sets it (then theirs wins).  Under TBB, whose workers go to
+  environment sets it (then theirs wins; and if a parallel Numba function
+  ran before the package was imported, the layer has started with its
+  own setting).  Under TBB, whose workers go to
   sleep on their own, it has no effect.  The workqueue layer, which also
   sleeps, is not chosen: a second Python thread calling a parallel function
   at the same time aborts the process.  The number of threads is Numba's
