@@ -294,6 +294,10 @@ def build_student(source: Path, out: Path, extra_args: list[str] | None = None) 
     overrides = yaml.safe_load(overrides_path.read_text(encoding="utf-8")) or {}
     cache = source / "_build" / ".jupyter_cache"
     cfg = student_config(config, overrides, cache=cache)
+    # the configuration is written into `out`: paths Jupyter Book reads relative to it are made absolute
+    local = cfg.get("sphinx", {}).get("local_extensions") or {}
+    for name, path in local.items():
+        local[name] = str((source / path).resolve())
     toc = yaml.safe_load((source / "_toc.yml").read_text(encoding="utf-8"))
     toc = prune_toc(toc, set(overrides.get("toc_exclude", [])))
     (out / "_config.yml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
