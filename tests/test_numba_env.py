@@ -66,6 +66,7 @@ def test_import_falls_back_to_a_temporary_cache_folder(tmp_path):
     assert len(named) == 1, out["warnings"]
     assert out["cached_files"] > 0  # the compiled functions were written there
     assert out["finite"]
+    assert not cache.exists()  # removed when the process ended
 
 
 def test_writable_cache_folder_gives_no_warning(tmp_path):
@@ -129,3 +130,4 @@ def test_cpu_quota_cgroup_v1(monkeypatch):
 
 def test_no_cgroup_information_means_no_quota(monkeypatch):
     assert fake_files(monkeypatch, {})() is None
+    assert fake_files(monkeypatch, {"/proc/self/cgroup": "garbled\n0::/\n"})() is None

@@ -10,7 +10,9 @@ The data path is model -> simulate -> Trajectory -> diagnostics / maximizers -> 
 
 __version__ = "0.1.0"
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 import warnings
@@ -29,8 +31,10 @@ def _cpu_quota():
     except OSError:
         return None
     for line in lines:
-        _, controllers, path = line.split(":", 2)
-        path = path.lstrip("/")
+        fields = line.split(":", 2)
+        if len(fields) != 3:
+            continue
+        controllers, path = fields[1], fields[2].lstrip("/")
         if controllers == "":
             candidates = [("/sys/fs/cgroup", path, "cpu.max", None)]
         elif "cpu" in controllers.split(","):
@@ -42,11 +46,11 @@ def _cpu_quota():
             for folder in (os.path.join(root, sub), root):
                 try:
                     with open(os.path.join(folder, quota_file)) as f:
-                        fields = f.read().split()
+                        values = f.read().split()
                     if period_file is not None:
                         with open(os.path.join(folder, period_file)) as f:
-                            fields.append(f.read().strip())
-                    quota, period = fields[0], float(fields[1])
+                            values.append(f.read().strip())
+                    quota, period = values[0], float(values[1])
                 except (OSError, IndexError, ValueError):
                     continue
                 if quota in ("max", "-1") or float(quota) <= 0 or period <= 0:
@@ -59,7 +63,9 @@ def _thread_policy():
     """Idle worker threads sleep, and no more threads than the CPUs this process may use.
 
     Runs before Numba's threading layer starts; a setting the user made in
-    the environment is kept.  See :mod:`usaav_edu.dynamics.rhs` (Parallelism).
+    the environment is kept.  The thread count can only be set before Numba
+    is imported (it reads ``NUMBA_NUM_THREADS`` then).  See
+    :mod:`usaav_edu.dynamics.rhs` (Parallelism).
     """
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     if "NUMBA_NUM_THREADS" in os.environ or "numba" in sys.modules:
@@ -82,7 +88,8 @@ def _cache_folder():
     server), every ``cache=True`` function would fail at import with "no
     locator available"; instead the cache goes to a new private temporary
     folder (``NUMBA_CACHE_DIR`` is set, so child processes share it), with a
-    warning naming it.  Returns that folder, or None if none was needed.
+    warning naming it, removed when the process exits.  Returns that folder,
+    or None if none was needed.
     """
     import numba
     try:
@@ -103,6 +110,7 @@ def _cache_folder():
     else:
         return None
     fallback = tempfile.mkdtemp(prefix="usaav_edu-numba-cache-")
+    atexit.register(shutil.rmtree, fallback, ignore_errors=True)
     os.environ["NUMBA_CACHE_DIR"] = fallback
     numba.config.CACHE_DIR = fallback
     warnings.warn(f"usaav_edu: no writable Numba cache folder (NUMBA_CACHE_DIR, the package's __pycache__ "
