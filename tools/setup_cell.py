@@ -110,10 +110,11 @@ def with_setup_cell(nb: dict, spec: str) -> dict:
     taken = [c.get("id") for c in cells]
     if CELL_ID in taken:
         raise ValueError(f"nb already has a cell with id {CELL_ID!r} that is not tagged {TAG!r}")
+    cell = setup_cell(spec)
+    if nb.get("nbformat_minor", 0) < 5:  # cell ids exist from nbformat 4.5 on: an older notebook stays valid
+        del cell["id"]
     out = dict(nb)
-    out["cells"] = [setup_cell(spec)] + cells
-    if out.get("nbformat_minor", 0) < 5:  # cell ids exist from nbformat 4.5 on
-        out["nbformat_minor"] = 5
+    out["cells"] = [cell] + cells
     return out
 
 
