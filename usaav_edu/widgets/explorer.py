@@ -8,8 +8,8 @@ static book with no kernel:
   ``SphereView`` of its last frame) and its energy curve as a PNG ``Image``;
 * the views are the children of an ``ipywidgets.Stack``, which shows only its
   ``selected_index``-th child;
-* the slider's ``index`` is ``jslink``-ed to the Stack's ``selected_index`` (a widget link that
-  the page's widget manager runs, not a Python callback).
+* the slider's ``index`` is ``jslink``-ed to the Stack's ``selected_index`` (a two-way widget
+  link that the page's widget manager runs, not a Python callback).
 
 With two parameters the Stacks nest: the first slider selects a child of the outer Stack (one
 per value of the first parameter), the second is linked to every inner Stack (one child per
@@ -251,6 +251,7 @@ class Explorer(widgets.VBox):
         caption = c.text("caption", caption, optional=True)
         before = _registered()
         super().__init__(**kwargs)
+        self.add_class("usaav-explorer")
         self.parameters, self.axes, self.max_bytes, self.play = parameters, axes, max_bytes, play
         self.runs = dict(runs)
 
@@ -296,9 +297,12 @@ class Explorer(widgets.VBox):
                          f"and the title switch to that precomputed run"),
                 continuous_update=True, style=style, layout=widgets.Layout(width="420px"))
             self.sliders.append(slider)
-        self.links = [widgets.jslink((self.sliders[0], "index"), (outer, "selected_index"))]
+        # The Stack is the link's source: a link starts by copying its source to its target,
+        # and a Stack's selected_index is always in the page state, while a slider's index of 0
+        # (its default) is left out of pages exported without defaults.
+        self.links = [widgets.jslink((outer, "selected_index"), (self.sliders[0], "index"))]
         for inner in inner_stacks:
-            self.links.append(widgets.jslink((self.sliders[1], "index"), (inner, "selected_index")))
+            self.links.append(widgets.jslink((inner, "selected_index"), (self.sliders[1], "index")))
         self.stack = outer
         head = []
         if caption:
@@ -327,6 +331,7 @@ class Explorer(widgets.VBox):
                             f"({html.escape(context)})</span></div>")
         png = energy_png(traj, others, title=f"energy, {title}")
         energy = widgets.Image(value=png, format="png",
+                               tooltip=f"energy against time for {title} (blue); the other runs in grey",
                                layout=widgets.Layout(width=f"{int(3.6 * 80)}px"))
         fixed = embedded_state_bytes(head) + embedded_state_bytes(energy)
         room = share - fixed - self._correction
