@@ -183,6 +183,23 @@ def test_refuses_a_budget_too_small_for_two_frames_and_leaves_no_widgets(beta_ru
     assert len(registry._instances) == before      # nothing half-built stays in the page
 
 
+def test_no_widget_is_made_on_trial():
+    """A saved notebook embeds every widget the kernel ever made, closed or not: the Explorer
+    makes only the widgets it shows (rope colours by position: the case where a player's own
+    size estimate falls shortest)."""
+    runs = {b: fake_run(n=32, frames=201, seed=k, beta=b) for k, b in enumerate(BETAS)}
+    before = set(registry._instances)
+    explorer = W.Explorer(runs, "beta", max_bytes=1_200_000)
+    made = set(registry._instances) - before
+    shown = set(dependency_state(explorer))
+    assert shown <= made
+    # SphereView makes its token meshes with a black placeholder material, then colours them
+    extra = [registry._instances[k] for k in made - shown]
+    assert all(type(w).__name__ == "MeshLambertMaterial" and w.color == "#000000" for w in extra), extra
+    assert len(extra) <= len(runs)
+    assert W.embedded_state_bytes(explorer) <= 1_200_000
+
+
 # --------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("runs,parameters,error,message", [
     ([1, 2], "beta", TypeError, "runs must be a dict"),

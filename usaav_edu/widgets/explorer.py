@@ -33,7 +33,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from . import _checks as c
-from .player import TrajectoryPlayer
+from .player import BYTES_FIXED, BYTES_PER_TOKEN, TrajectoryPlayer, frames_for_budget
 from .scene import SphereView
 from .state import embedded_state_bytes
 
@@ -41,6 +41,11 @@ from .state import embedded_state_bytes
 #: plus the Stacks' share per run
 CONTROL_BYTES = 12_000
 CONTROL_BYTES_PER_RUN = 2_500
+#: embedded bytes of a run's view besides its sphere, PNG and title text (widgets, layouts, styles)
+VIEW_OVERHEAD_BYTES = 8_000
+#: bytes kept free in each run's share: a player's own estimate of its size may fall short by
+#: about 20 kB (tokens coloured by position, n = 32)
+SPHERE_MARGIN_BYTES = 30_000
 #: keywords of ``experiments.setup`` that ``from_experiment`` may put on a grid or fix
 SETUP_KEYWORDS = ("name", "n", "d", "beta", "omega", "n_prompts", "lam", "seed")
 
@@ -249,31 +254,23 @@ class Explorer(widgets.VBox):
         width = c.integer("width", width, minimum=1)
         height = c.integer("height", height, minimum=1)
         caption = c.text("caption", caption, optional=True)
+        self.parameters, self.axes, self.max_bytes, self.play = parameters, axes, max_bytes, play
+        self.runs = dict(runs)
+        share = (max_bytes - CONTROL_BYTES) // len(runs) - CONTROL_BYTES_PER_RUN
+        # Plan every run before making any widget: a saved notebook keeps every widget ever
+        # made, closed or not, so nothing may be built on trial and thrown away.
+        plans = {key: self._plan(key, share, width, height) for key in runs}
         before = _registered()
         super().__init__(**kwargs)
         self.add_class("usaav-explorer")
-        self.parameters, self.axes, self.max_bytes, self.play = parameters, axes, max_bytes, play
-        self.runs = dict(runs)
-
-        n_runs = len(runs)
-        share = (max_bytes - CONTROL_BYTES) // n_runs - CONTROL_BYTES_PER_RUN
-        trajectories = list(runs.values())
         self.run_bytes: dict = {}
         self.parts: dict = {}
-        self._correction = 0
-
-        def view(key):
-            parts = key if len(parameters) == 2 else (key,)
-            traj = runs[key]
-            return self._run_view(traj, parts, [o for o in trajectories if o is not traj],
-                                  share, duration, width, height, key)
-
         built = []
         try:
             for key in runs:
-                built.append(view(key))
+                built.append(self._build(plans[key], share, duration, width, height))
         except ValueError:
-            _close_new_widgets(before)  # leave no half-built explorer in the kernel or page
+            _close_new_widgets(before)  # leave no half-built explorer in the kernel
             raise
         by_key = dict(zip(runs, built))
         if len(parameters) == 1:
@@ -320,51 +317,61 @@ class Explorer(widgets.VBox):
         """The title of the run with parameter values ``parts`` (one per parameter)."""
         return ", ".join(f"{p} = {value_label(v)}" for p, v in zip(self.parameters, parts))
 
-    def _run_view(self, traj, parts, others, share, duration, width, height, key):
-        model = traj.model
+    def _plan(self, key, share: int, width: int, height: int) -> dict:
+        """What the view of ``runs[key]`` will hold and the room left for its sphere; ValueError
+        when the sphere does not fit (checked before any widget is made)."""
+        traj = self.runs[key]
+        parts = key if len(self.parameters) == 2 else (key,)
         n, d = traj.x.shape[1], traj.x.shape[2]
-        context = (f"{getattr(model, 'name', 'run')}, n = {n}, d = {d}, "
-                   f"t = {float(traj.t[0]):g} to {float(traj.t[-1]):g}")
         title = self.title_text(parts)
-        head = widgets.HTML(f"<div class='usaav-explorer-title' style='font-size:14px'>"
-                            f"<b>{html.escape(title)}</b> <span style='color:#555'>"
-                            f"({html.escape(context)})</span></div>")
+        context = (f"{getattr(traj.model, 'name', 'run')}, n = {n}, d = {d}, "
+                   f"t = {float(traj.t[0]):g} to {float(traj.t[-1]):g}")
+        head = (f"<div class='usaav-explorer-title' style='font-size:14px'><b>{html.escape(title)}"
+                f"</b> <span style='color:#555'>({html.escape(context)})</span></div>")
+        others = [o for o in self.runs.values() if o is not traj]
         png = energy_png(traj, others, title=f"energy, {title}")
-        energy = widgets.Image(value=png, format="png",
-                               tooltip=f"energy against time for {title} (blue); the other runs in grey",
-                               layout=widgets.Layout(width=f"{int(3.6 * 80)}px"))
-        fixed = embedded_state_bytes(head) + embedded_state_bytes(energy)
-        room = share - fixed - self._correction
-        sphere, box, size = None, None, None
-        for _ in range(4):               # the player's estimate of its size is approximate
-            if room <= 0:
-                break
-            made = _registered()
+        room = (share - 4 * (len(png) + 2) // 3 - len(head) - VIEW_OVERHEAD_BYTES
+                - SPHERE_MARGIN_BYTES)
+        drawn = min(n, SphereView.__init__.__kwdefaults__["max_tokens"])
+        if self.play:
             try:
-                sphere = (TrajectoryPlayer(traj, max_bytes=room, duration=duration, frame=-1,
-                                           width=width, height=height) if self.play
-                          else SphereView(traj, width=width, height=height))
-            except ValueError:           # not even two frames fit
-                _close_new_widgets(made)
-                break
-            box = widgets.VBox([head, widgets.HBox([sphere, energy],
-                                                   layout=widgets.Layout(flex_flow="row wrap"))])
-            size = embedded_state_bytes(box)
-            if size <= share:
-                break
-            room -= size - share + 2_000
-            close_tree(box, keep=(head, energy))
-            box = None
-            if not self.play:
-                break
-        if box is not None:
-            self._correction = share - fixed - room     # start the next run from here
-        if box is None:
+                frames_for_budget(drawn, traj.x.shape[0], max(room, 1))
+            except ValueError:
+                room = None
+        elif room < BYTES_FIXED + BYTES_PER_TOKEN * drawn:
+            room = None
+        if room is None:
             need = "two frames" if self.play else "a view of the last frame"
             raise ValueError(
                 f"max_bytes={self.max_bytes} is too small for {len(self.runs)} runs of {n} tokens: "
                 f"each run gets {share} bytes, in which {need} of run {key!r} do not fit; raise "
                 f"max_bytes, use fewer runs or fewer tokens")
+        return {"key": key, "title": title, "head": head, "png": png, "room": room}
+
+    def _build(self, plan: dict, share: int, duration: float, width: int, height: int):
+        key, traj = plan["key"], self.runs[plan["key"]]
+        head = widgets.HTML(plan["head"])
+        energy = widgets.Image(
+            value=plan["png"], format="png",
+            tooltip=f"energy against time for {plan['title']} (blue); the other runs in grey",
+            layout=widgets.Layout(width=f"{int(3.6 * 80)}px"))
+        room = plan["room"]
+        for _ in range(3):
+            sphere = (TrajectoryPlayer(traj, max_bytes=room, duration=duration, frame=-1,
+                                       width=width, height=height) if self.play
+                      else SphereView(traj, width=width, height=height))
+            box = widgets.VBox([head, widgets.HBox([sphere, energy],
+                                                   layout=widgets.Layout(flex_flow="row wrap"))])
+            size = embedded_state_bytes(box)
+            if size <= share or not self.play:
+                break
+            # SPHERE_MARGIN_BYTES covers the players' estimate of their size; should it
+            # fall short, rebuild with fewer frames
+            close_tree(box, keep=(head, energy))
+            room -= size - share + 2_000
+        if size > share:
+            raise ValueError(f"the view of run {key!r} takes {size} bytes, over its share {share} "
+                             f"of max_bytes={self.max_bytes}; raise max_bytes or use fewer tokens")
         self.run_bytes[key] = size
         self.parts[key] = {"title": head, "sphere": sphere, "energy": energy}
         return box
