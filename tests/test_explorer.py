@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 import ipywidgets
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -282,6 +281,9 @@ def test_from_experiment_holds_exactly_what_simulate_returns():
     ({"beta": 2.0}, {"name": "usa"}, TypeError, r"grid\['beta'\] must be a list"),
     ({}, {"name": "usa"}, TypeError, "grid must be a dict of one or two"),
     ({"beta": [1, 2]}, {"name": "nope"}, ValueError, "name must be one of"),
+    ({"beta": [1, 1.0]}, {"name": "usa"}, ValueError, r"grid\['beta'\] must list distinct values"),
+    ({"beta": [2.0]}, {"name": "usa"}, ValueError, r"grid\['beta'\] must list at least two values"),
+    ({"beta": [1, None]}, {"name": "usa"}, TypeError, "must be a number or a string"),
 ])
 def test_from_experiment_refuses_bad_grids_before_simulating(grid, fixed, error, message, monkeypatch):
     monkeypatch.setattr(ue, "simulate", lambda *a, **k: pytest.fail("simulated before checking"))

@@ -20,8 +20,10 @@ by the chapter or by ``Explorer.from_experiment`` (which builds each system with
 ``usaav_edu.experiments.setup``).
 
 Page budget: all runs' views share ``max_bytes`` of embedded widget state; each player keeps
-as many frames as its share allows (see ``frames_for_budget``), measured with
-``embedded_state_bytes``.  When even two frames per run do not fit, the Explorer refuses.
+as many frames as its share allows (see ``frames_for_budget``; the result is measured with
+``embedded_state_bytes``).  Every run is planned before any widget is made, because a saved
+notebook embeds every widget the kernel ever made, closed or not.  When even two frames per
+run do not fit, the Explorer refuses before making any widget.
 """
 from __future__ import annotations
 
@@ -46,6 +48,8 @@ VIEW_OVERHEAD_BYTES = 8_000
 #: bytes kept free in each run's share: a player's own estimate of its size may fall short by
 #: about 20 kB (tokens coloured by position, n = 32)
 SPHERE_MARGIN_BYTES = 30_000
+#: at most this many tokens of a run are drawn (see ``SphereView``)
+MAX_TOKENS = 256
 #: keywords of ``experiments.setup`` that ``from_experiment`` may put on a grid or fix
 SETUP_KEYWORDS = ("name", "n", "d", "beta", "omega", "n_prompts", "lam", "seed")
 
@@ -256,10 +260,13 @@ class Explorer(widgets.VBox):
         caption = c.text("caption", caption, optional=True)
         self.parameters, self.axes, self.max_bytes, self.play = parameters, axes, max_bytes, play
         self.runs = dict(runs)
-        share = (max_bytes - CONTROL_BYTES) // len(runs) - CONTROL_BYTES_PER_RUN
+        caption_html = (None if caption is None else
+                        f"<div style='font-size:13px'>{html.escape(caption)}</div>")
+        share = ((max_bytes - CONTROL_BYTES - len(caption_html or "")) // len(runs)
+                 - CONTROL_BYTES_PER_RUN)
         # Plan every run before making any widget: a saved notebook keeps every widget ever
         # made, closed or not, so nothing may be built on trial and thrown away.
-        plans = {key: self._plan(key, share, width, height) for key in runs}
+        plans = {key: self._plan(key, share) for key in runs}
         before = _registered()
         super().__init__(**kwargs)
         self.add_class("usaav-explorer")
@@ -302,8 +309,8 @@ class Explorer(widgets.VBox):
             self.links.append(widgets.jslink((inner, "selected_index"), (self.sliders[1], "index")))
         self.stack = outer
         head = []
-        if caption:
-            head.append(widgets.HTML(f"<div style='font-size:13px'>{html.escape(caption)}</div>"))
+        if caption_html:
+            head.append(widgets.HTML(caption_html))
         note = widgets.HTML(
             "<span style='font-size:12px;color:#555'>precomputed runs: the slider switches "
             "between them in the page (no kernel needed)</span>")
@@ -317,7 +324,7 @@ class Explorer(widgets.VBox):
         """The title of the run with parameter values ``parts`` (one per parameter)."""
         return ", ".join(f"{p} = {value_label(v)}" for p, v in zip(self.parameters, parts))
 
-    def _plan(self, key, share: int, width: int, height: int) -> dict:
+    def _plan(self, key, share: int) -> dict:
         """What the view of ``runs[key]`` will hold and the room left for its sphere; ValueError
         when the sphere does not fit (checked before any widget is made)."""
         traj = self.runs[key]
@@ -332,7 +339,7 @@ class Explorer(widgets.VBox):
         png = energy_png(traj, others, title=f"energy, {title}")
         room = (share - 4 * (len(png) + 2) // 3 - len(head) - VIEW_OVERHEAD_BYTES
                 - SPHERE_MARGIN_BYTES)
-        drawn = min(n, SphereView.__init__.__kwdefaults__["max_tokens"])
+        drawn = min(n, MAX_TOKENS)
         if self.play:
             try:
                 frames_for_budget(drawn, traj.x.shape[0], max(room, 1))
@@ -358,8 +365,9 @@ class Explorer(widgets.VBox):
         room = plan["room"]
         for _ in range(3):
             sphere = (TrajectoryPlayer(traj, max_bytes=room, duration=duration, frame=-1,
-                                       width=width, height=height) if self.play
-                      else SphereView(traj, width=width, height=height))
+                                       width=width, height=height, max_tokens=MAX_TOKENS)
+                      if self.play else
+                      SphereView(traj, width=width, height=height, max_tokens=MAX_TOKENS))
             box = widgets.VBox([head, widgets.HBox([sphere, energy],
                                                    layout=widgets.Layout(flex_flow="row wrap"))])
             size = embedded_state_bytes(box)
@@ -423,12 +431,18 @@ class Explorer(widgets.VBox):
         values = [list(grid[k]) for k in names]
         points = [(a,) for a in values[0]] if len(names) == 1 else \
             [(a, b) for a in values[0] for b in values[1]]
+        for key, vals in zip(names, values):
+            labels = [value_label(_grid_value(f"grid[{key!r}] values", v)) for v in vals]
+            if len(set(labels)) != len(labels):
+                raise ValueError(f"grid[{key!r}] must list distinct values, got {vals!r}")
+            if len(vals) < 2:
+                raise ValueError(f"grid[{key!r}] must list at least two values (a slider needs a "
+                                 f"choice), got {vals!r}")
         for point in points:
             setup_kw = {**fixed, **dict(zip(names, point))}
             name = setup_kw["name"]
-            experiments_name = experiments.NAMES
-            if name not in experiments_name:
-                raise ValueError(f"name must be one of {experiments_name}, got {name!r}")
+            if name not in experiments.NAMES:
+                raise ValueError(f"name must be one of {experiments.NAMES}, got {name!r}")
             for key in names:
                 if key not in ("name", "n", "seed") and key not in experiments.PARAMETERS[name]:
                     raise ValueError(f"the {name} experiment does not read {key!r}: a grid over "
