@@ -358,10 +358,9 @@ class Explorer(widgets.VBox):
     def _build(self, plan: dict, share: int, duration: float, width: int, height: int):
         key, traj = plan["key"], self.runs[plan["key"]]
         head = widgets.HTML(plan["head"])
-        energy = widgets.Image(
-            value=plan["png"], format="png",
-            tooltip=f"energy against time for {plan['title']} (blue); the other runs in grey",
-            layout=widgets.Layout(width=f"{int(3.6 * 80)}px"))
+        # (no tooltip: the page's ImageView fails to render an Image that has one)
+        energy = widgets.Image(value=plan["png"], format="png",
+                               layout=widgets.Layout(width=f"{int(3.6 * 80)}px"))
         room = plan["room"]
         for _ in range(3):
             sphere = (TrajectoryPlayer(traj, max_bytes=room, duration=duration, frame=-1,
