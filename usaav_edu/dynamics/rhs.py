@@ -63,7 +63,13 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
 * Parallelism.  Rows are dealt to one chunk per thread, of equal work (chunk
   ``c`` gets rows ``i`` with ``i mod 2 nchunks`` equal to ``c`` or
   ``2 nchunks - 1 - c``, pairing long and short rows of the triangle); the
-  chunks run in parallel and their buffers are summed.
+  chunks run in parallel and their buffers are summed.  Beside a process
+  that keeps one of two cores busy, the thread sharing that core sets the
+  pace, and an evaluation takes about as long as with one thread.  Smaller
+  chunks claimed in turn (an atomic counter) would let the thread on the
+  free core do more of them, but with four chunks per thread an idle
+  machine lost about 20% of the throughput (n = 1024, two cores), so the
+  chunks stay one per thread.
 * Threads on a busy machine.  Numba's threading layer is the first of TBB,
   OpenMP and its own workqueue that loads; with the pip wheels on Linux
   (no TBB) it is OpenMP (GNU libgomp).  By default libgomp's idle workers
