@@ -56,8 +56,9 @@ SETUP_KEYWORDS = ("name", "n", "d", "beta", "omega", "n_prompts", "lam", "seed")
 
 def close_tree(widget, keep=()):
     """Close ``widget`` and every widget it refers to (children, layouts, geometries...),
-    except those in ``keep`` and what they refer to: a discarded view then leaves nothing
-    in the kernel or in the saved page."""
+    except those in ``keep`` and what they refer to, so that a discarded view leaves nothing
+    in the kernel.  (A saved notebook still keeps the state of every widget ever made, which
+    is why the Explorer plans its views before making them.)"""
     kept = set()
 
     def refs(w):
