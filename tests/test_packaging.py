@@ -25,6 +25,7 @@ import types
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 import yaml
 from packaging.requirements import Requirement
@@ -54,10 +55,28 @@ def _code(src, id_, outputs=()) -> dict:
 # the set-up cell
 
 
+def test_setup_cell_keeps_an_older_notebook_valid():
+    old = _nb([{"cell_type": "markdown", "metadata": {}, "source": "# A page"}], minor=4)
+    new = setup_cell.with_setup_cell(old, "usaav-edu")
+    assert new["nbformat_minor"] == 4 and "id" not in new["cells"][0]
+    nbformat.validate(nbformat.from_dict(new))
+
+
+def test_every_notebook_of_the_book_begins_with_the_current_setup_cell():
+    spec = setup_cell.install_spec(setup_cell.repository_url(ROOT / "_config.yml"))
+    for path in sorted((ROOT / "book").glob("*.ipynb")):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        assert setup_cell.with_setup_cell(nb, spec) == nb, f"{path.name}: run make setup-cells"
+        nbformat.validate(nbformat.from_dict(nb))
+
+
 @pytest.fixture
 def chapter_copy(tmp_path) -> Path:
+    """The chapter as it would be without its set-up cell."""
+    nb = json.loads((ROOT / "book" / f"{CHAPTER}.ipynb").read_text(encoding="utf-8"))
+    nb["cells"] = [c for c in nb["cells"] if not setup_cell.is_setup_cell(c)]
     path = tmp_path / f"{CHAPTER}.ipynb"
-    shutil.copy(ROOT / "book" / f"{CHAPTER}.ipynb", path)
+    path.write_text(setup_cell.dumps(nb), encoding="utf-8")
     return path
 
 

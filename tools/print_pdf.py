@@ -60,13 +60,54 @@ SWAP_CANVAS = """
 """
 
 
+def shown_models(state: dict, model_name: str) -> int:
+    """How many models named ``model_name`` a page shows at first: a Stack shows only its
+    selected child, so what only its other children hold is not drawn until selected."""
+    def refs(value):
+        if isinstance(value, str) and value.startswith("IPY_MODEL_"):
+            yield value[len("IPY_MODEL_"):]
+        elif isinstance(value, list):
+            for v in value:
+                yield from refs(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                yield from refs(v)
+
+    def reach(model_id, seen):
+        if model_id in seen or model_id not in state:
+            return
+        seen.add(model_id)
+        model = state[model_id]
+        body = model["state"]
+        if model["model_name"] == "StackModel":
+            children, k = body.get("children", []), body.get("selected_index")
+            body = {**body, "children": [children[k]] if k is not None and 0 <= k < len(children) else []}
+        for r in refs(body):
+            reach(r, seen)
+
+    hidden, shown = set(), set()
+    for model in state.values():
+        if model["model_name"] == "StackModel":
+            k = model["state"].get("selected_index")
+            for j, child in enumerate(model["state"].get("children", [])):
+                if j != k:
+                    for r in refs(child):
+                        reach(r, hidden)
+    for model_id in state:
+        if model_id not in hidden:
+            shown.add(model_id)
+    # what a shown widget refers to is shown too (e.g. a model shared with a hidden child)
+    for model_id in list(shown):
+        reach(model_id, shown)
+    return sum(1 for m in shown if state[m]["model_name"] == model_name)
+
+
 def renderer_count(html_path: Path) -> int:
-    """How many pythreejs renderers (3-D canvases) the page's widget state holds."""
+    """How many pythreejs renderers (3-D canvases) the page draws when it opens (see shown_models)."""
     m = WIDGET_STATE.search(html_path.read_text(encoding="utf-8", errors="replace"))
     if not m:
         return 0
-    state = json.loads(m.group(1)).get("state", {})
-    return sum(1 for v in state.values() if v.get("model_name") == "RendererModel")
+    return shown_models(json.loads(m.group(1)).get("state", {}), "RendererModel")
 
 
 def page_title(html_path: Path) -> str:

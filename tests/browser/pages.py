@@ -53,10 +53,6 @@ def widget_state(page: Path) -> dict:
     return json.loads(m.group(1))["state"]
 
 
-def count_models(state: dict, model_name: str) -> int:
-    return sum(1 for v in state.values() if v.get("model_name") == model_name)
-
-
 def is_harmless(text: str, location_url: str = "") -> bool:
     """Whether a console error is on the documented harmless list."""
     if any(p.search(text) for p in HARMLESS):

@@ -34,48 +34,6 @@ PAGE_TEMPLATE = """<!DOCTYPE html>
 """
 
 
-def shown_models(state: dict, model_name: str) -> int:
-    """How many models named ``model_name`` a page shows at first: a Stack shows only its
-    selected child, so what only its other children hold is not drawn until selected."""
-    def refs(value):
-        if isinstance(value, str) and value.startswith("IPY_MODEL_"):
-            yield value[len("IPY_MODEL_"):]
-        elif isinstance(value, list):
-            for v in value:
-                yield from refs(v)
-        elif isinstance(value, dict):
-            for v in value.values():
-                yield from refs(v)
-
-    def reach(model_id, seen):
-        if model_id in seen or model_id not in state:
-            return
-        seen.add(model_id)
-        model = state[model_id]
-        body = model["state"]
-        if model["model_name"] == "StackModel":
-            children, k = body.get("children", []), body.get("selected_index")
-            body = {**body, "children": [children[k]] if k is not None and 0 <= k < len(children) else []}
-        for r in refs(body):
-            reach(r, seen)
-
-    hidden, shown = set(), set()
-    for model in state.values():
-        if model["model_name"] == "StackModel":
-            k = model["state"].get("selected_index")
-            for j, child in enumerate(model["state"].get("children", [])):
-                if j != k:
-                    for r in refs(child):
-                        reach(r, hidden)
-    for model_id in state:
-        if model_id not in hidden:
-            shown.add(model_id)
-    # what a shown widget refers to is shown too (e.g. a model shared with a hidden child)
-    for model_id in list(shown):
-        reach(model_id, shown)
-    return sum(1 for m in shown if state[m]["model_name"] == model_name)
-
-
 def explorer_pages() -> list:
     """Built pages whose embedded widgets include an Explorer."""
     return [p for p in widget_pages()

@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from tools.print_pdf import wait_canvases
+from tools.print_pdf import shown_models, wait_canvases
 
-from .pages import (SITE, count_models, image_change, image_stats, is_blank, is_harmless,
+from .pages import (SITE, image_change, image_stats, is_blank, is_harmless,
                     widget_pages, widget_state)
 
 PAGES = widget_pages()
@@ -57,8 +57,9 @@ PLAYER_CANVAS = """
 @pytest.mark.parametrize("html", PAGES, ids=_ids(PAGES))
 def test_widgets_render_and_play(page, html):
     state = widget_state(html)
-    renderers = count_models(state, "RendererModel")
-    players = count_models(state, "AnimationActionModel")
+    # a Stack (an Explorer) draws only its selected child: count what the page shows when it opens
+    renderers = shown_models(state, "RendererModel")
+    players = shown_models(state, "AnimationActionModel")
     assert renderers > 0, f"{html.name}: widget state holds no pythreejs renderer"
 
     page.goto(html.as_uri())
