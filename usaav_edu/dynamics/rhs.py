@@ -95,11 +95,11 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
   (``usaav_edu/__init__.py``; a ``NUMBA_NUM_THREADS`` set by the user
   wins).  ``benchmarks/contention.py`` measures the effect.
 * Serial below ``PARALLEL_MIN`` tokens.  Waking sleeping workers costs tens
-  of microseconds, and below about 350 tokens (d = 3) two threads are not
-  faster than one even on an idle machine (best of 300 batches, two
-  cores: n = 256, 1.14e9 pair interactions per second with two threads
-  and 1.17e9 with one; n = 384, 1.50e9 and 1.29e9); a serial chunk also
-  cannot be held up by a descheduled worker.
+  of microseconds, and at 256 tokens (d = 3) two threads are no faster than
+  one even on an idle machine (best of 300 batches on two cores, pair
+  interactions per second with two threads and with one: n = 256, 1.17e9
+  and 1.18e9; n = 320, 1.73e9 and 1.25e9; n = 384, 1.99e9 and 1.34e9); a
+  serial evaluation also cannot be held up by a descheduled worker.
 """
 
 import os
@@ -121,7 +121,7 @@ numba.get_num_threads()
 from .fastexp import LOG2E, T_LO, fexp2, fexp2_in_range
 
 BLOCK = 256
-PARALLEL_MIN = 384
+PARALLEL_MIN = 300
 # The fast loops' exponents t = beta log2(e) <y_i, y_j> must lie in the range of
 # fexp2_in_range, [-1022, 1024); the margin covers the rounding of the dot product.
 T_FAST = -T_LO - 2.0
