@@ -1,0 +1,244 @@
+"""``TwinView``: the contents ``x`` and the gauge coordinates ``y`` of one run, played together.
+
+A gauge model moves the tokens ``x_i`` on the sphere while their gauge coordinates
+``y_i = G(xi_i) x_i`` (``traj.y``) follow plain USA.  The twin view shows both, side by side, on
+one time bar, client-side (it plays in the static book with no kernel):
+
+* one pythreejs ``Scene`` holds two unit spheres far apart: the contents on the left group
+  ``xview``, the gauge coordinates on the right group ``yview`` (placed ``SEPARATION`` away along
+  the first axis, farther than either camera sees);
+* two ``Renderer`` canvases draw that scene, each through its own camera aimed at its sphere, so
+  each canvas shows one sphere and can be turned on its own;
+* ONE ``AnimationClip`` holds the keyframe tracks of both: ``x{i}.position`` for the contents,
+  ``y{i}.position`` for the gauge coordinates, and a bead on each canvas's time bar; ONE
+  ``AnimationAction`` (one play / pause / stop button row) runs it.  Both views read the same
+  clip at the same time, so they cannot drift apart.
+
+Frames are subsampled so that the embedded state stays under ``max_bytes``: the clip carries
+two tokens per token of the run (see ``frames_for_budget``).
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+import numpy as np
+import pythreejs as three
+
+from . import _checks as c
+from .colors import project_3d, token_colors
+from .player import BYTES_FIXED, BYTES_PER_TOKEN, BYTES_PER_TOKEN_FRAME, LOOPS, frames_for_budget
+from .scene import CIRCLE_COLOR, SPHERE_COLOR, _legend_html, _unit_circle, polyline, subsample
+
+#: distance between the two spheres' centres (the cameras see no farther than ``FAR``)
+SEPARATION = 40.0
+FAR = 12.0
+#: embedded bytes of the twin view besides its tokens and keyframes (two spheres, circles,
+#: cameras, controls, time bars, layout), and per token of the run (its two Meshes, two tracks,
+#: a material and a legend row); keyframes cost ``BYTES_PER_TOKEN_FRAME`` per token, view and frame
+BYTES_FIXED_TWIN = 160_000
+BYTES_PER_TWIN_TOKEN = 5_400
+TITLES = ("contents x", "gauge coordinates y")
+
+_CAMERA = np.array([2.6, 1.5, 2.2])
+# heads-up time bar, in camera coordinates (camera looks down -z)
+_BAR_Z = -1.2
+_BAR_Y = -0.37
+_BAR_HALF = 0.32
+
+
+def _gauge_frames(trajectory) -> np.ndarray:
+    """``trajectory.y``, checked: (F, n, d) finite unit vectors like ``trajectory.x``."""
+    try:
+        y = np.asarray(trajectory.y, dtype=float)
+    except Exception as err:  # the model cannot map to gauge coordinates
+        raise ValueError(f"trajectory.y (the gauge coordinates) cannot be computed: {err}") from err
+    if y.shape != np.shape(trajectory.x):
+        raise ValueError(f"trajectory.y must have the shape of trajectory.x {np.shape(trajectory.x)}, "
+                         f"got {y.shape}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("trajectory.y must be finite (no NaN or inf)")
+    err = float(np.max(np.abs(np.linalg.norm(y, axis=2) - 1.0)))
+    if err > c.v.UNIT_TOL:
+        raise ValueError(f"trajectory.y must hold unit vectors (|y_i| = 1 within {c.v.UNIT_TOL:g}); "
+                         f"the largest deviation is {err:.3g}")
+    return y
+
+
+class TwinView(widgets.VBox):
+    """Play the contents ``x`` and the gauge coordinates ``y = traj.y`` of one run side by side.
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+        The run.  Its ``y`` (``model.to_gauge(x, xi)``) must be unit vectors like ``x``.
+    duration : float
+        Seconds of wall time for the whole run (finite, > 0).
+    max_bytes : int
+        Budget for the embedded state of the whole twin view; frames are subsampled to fit.
+    max_frames : int, optional
+        Upper bound (>= 2) on the number of keyframes.
+    loop : {"LoopRepeat", "LoopOnce", "LoopPingPong"}
+    coords : three ints
+        For d > 3, the coordinates kept by the projection (see ``project_3d``), in both views.
+    width, height : int
+        Size of each canvas, in pixels.
+    max_tokens : int
+        At most this many tokens are drawn (evenly spaced in index), in both views.
+    titles : two strings
+        Titles of the two views (default "contents x" and "gauge coordinates y").
+    """
+
+    def __init__(self, trajectory, *, duration: float = 8.0, max_bytes: int = 1_000_000,
+                 max_frames: int | None = None, loop: str = "LoopRepeat", coords=(0, 1, 2),
+                 width: int = 330, height: int = 310, max_tokens: int = 256,
+                 titles=TITLES, **kwargs):
+        c.trajectory(trajectory)
+        y = _gauge_frames(trajectory)
+        self.duration = c.real("duration", duration, minimum=0.0, strict=True)
+        self.max_bytes = c.integer("max_bytes", max_bytes, minimum=1)
+        self.max_frames = None if max_frames is None else c.integer("max_frames", max_frames, minimum=2)
+        if loop not in LOOPS:
+            raise ValueError(f"loop must be one of {LOOPS}, got {loop!r}")
+        self.coords = c.coords(coords)
+        width = c.integer("width", width, minimum=1)
+        height = c.integer("height", height, minimum=1)
+        max_tokens = c.integer("max_tokens", max_tokens, minimum=1)
+        if isinstance(titles, str) or not hasattr(titles, "__len__") or len(titles) != 2:
+            raise TypeError(f"titles must be two strings, got {titles!r}")
+        titles = tuple(c.text("titles", s) for s in titles)
+
+        x = np.asarray(trajectory.x, dtype=float)
+        t = np.asarray(trajectory.t, dtype=float)
+        n_frames, n = x.shape[:2]
+        project_3d(x[0], self.coords)                      # checks coords against d
+        self.token_index = subsample(n, max_tokens)
+        m = len(self.token_index)
+        self.frame_indices = subsample(n_frames, self._frames(m, n_frames))
+        self.trajectory = trajectory
+        self.titles = titles
+        super().__init__(**kwargs)
+
+        labels = getattr(trajectory.model, "labels", "none")
+        colors = [token_colors(trajectory.xi, labels)[i] for i in self.token_index]
+        radius = float(np.clip(0.4 / np.sqrt(m), 0.02, 0.06))
+        geometry = three.SphereGeometry(radius=radius, widthSegments=10, heightSegments=8)
+        materials = {col: three.MeshLambertMaterial(color=col) for col in dict.fromkeys(colors)}
+        sphere_geometry = three.SphereGeometry(radius=1.0, widthSegments=48, heightSegments=32)
+        sphere_material = three.MeshPhongMaterial(color=SPHERE_COLOR, transparent=True, opacity=0.22,
+                                                  depthWrite=False, shininess=20)
+
+        idx = self.frame_indices
+        times = (t[idx] - t[0]).astype(np.float32)
+        span = float(times[-1]) if times[-1] > 0 else 1.0
+        px = project_3d(x[idx][:, self.token_index], self.coords).astype(np.float32)   # (k, m, 3)
+        py = project_3d(y[idx][:, self.token_index], self.coords).astype(np.float32)
+        self.cameras, self.renderers, self.groups, tracks = [], [], [], []
+        u = -_BAR_HALF + 2 * _BAR_HALF * times / span
+        bead = np.stack([u, np.full_like(u, _BAR_Y), np.full_like(u, _BAR_Z)], axis=1)
+        bead = bead.astype(np.float32).ravel()
+        scene_children = [three.AmbientLight(color="white", intensity=0.6)]
+        for side, (prefix, p) in enumerate((("x", px), ("y", py))):
+            centre = np.array([SEPARATION * side, 0.0, 0.0])
+            meshes = [three.Mesh(geometry, materials[col], name=f"{prefix}{j}",
+                                 position=tuple(float(q) for q in p[0, j]))
+                      for j, col in enumerate(colors)]
+            circles = [polyline(_unit_circle(a), CIRCLE_COLOR) for a in (2, 0, 1)]
+            group = three.Group(children=[three.Mesh(sphere_geometry, sphere_material),
+                                          three.Group(children=circles),
+                                          three.Group(children=meshes, name=f"{prefix}tokens")],
+                                name=f"{prefix}view", position=tuple(centre))
+            tracks += [three.VectorKeyframeTrack(name=f"{prefix}{j}.position", times=times,
+                                                 values=np.ascontiguousarray(p[:, j, :]).ravel())
+                       for j in range(m)]
+            bar = polyline(np.array([[-_BAR_HALF, _BAR_Y, _BAR_Z], [_BAR_HALF, _BAR_Y, _BAR_Z]]),
+                           color="#555555")
+            ticks = [polyline(np.array([[s, _BAR_Y - 0.012, _BAR_Z], [s, _BAR_Y + 0.012, _BAR_Z]]),
+                              color="#555555") for s in np.linspace(-_BAR_HALF, _BAR_HALF, 5)]
+            clock = three.Mesh(three.SphereGeometry(radius=0.014, widthSegments=12, heightSegments=8),
+                               three.MeshBasicMaterial(color="#d62728"), name=f"clock{prefix}",
+                               position=(-_BAR_HALF, _BAR_Y, _BAR_Z))
+            tracks.append(three.VectorKeyframeTrack(name=f"clock{prefix}.position", times=times,
+                                                    values=bead))
+            camera = three.PerspectiveCamera(
+                position=tuple(float(q) for q in centre + _CAMERA), up=[0, 0, 1], fov=40,
+                aspect=width / height, near=0.05, far=FAR,
+                children=[three.DirectionalLight(color="white", intensity=0.55, position=[1, 2, 3]),
+                          three.Group(children=[bar, *ticks, clock], name=f"hud{prefix}")])
+            controls = three.OrbitControls(controlling=camera, target=tuple(float(q) for q in centre))
+            scene_children += [camera, group]
+            self.cameras.append(camera)
+            self.groups.append(group)
+            self._controls = getattr(self, "_controls", []) + [controls]
+        self.scene = three.Scene(children=scene_children, background="white")
+        for camera, controls in zip(self.cameras, self._controls):
+            self.renderers.append(three.Renderer(camera=camera, scene=self.scene, controls=[controls],
+                                                 width=width, height=height, antialias=True))
+        self.tracks = tracks
+        self.clip = three.AnimationClip(tracks=tracks, duration=span)
+        self.mixer = three.AnimationMixer(self.scene)
+        self.action = three.AnimationAction(self.mixer, self.clip, self.scene, loop=loop,
+                                            timeScale=span / self.duration, clampWhenFinished=True)
+        self.time_readout = widgets.FloatText(
+            description="t (paused)", disabled=True, layout=widgets.Layout(width="180px"),
+            style={"description_width": "70px"})
+        self._link = widgets.jsdlink((self.action, "time"), (self.time_readout, "value"))
+        self.time_info = widgets.HTML(
+            f"<span style='font-size:12px'>press &#9654; to play both views, t = {t[0]:g} to "
+            f"{t[-1]:g} ({len(idx)} of {n_frames} frames, {self.duration:g} s); the red beads "
+            f"mark the time</span>")
+        heads = [widgets.HTML(f"<div style='font-weight:600;text-align:center'>{html.escape(s)}</div>")
+                 for s in titles]
+        panes = [widgets.VBox([head, r]) for head, r in zip(heads, self.renderers)]
+        self.legend = widgets.HTML(_legend_html(trajectory.xi, labels, None),
+                                   layout=widgets.Layout(min_width="140px", margin="0 0 0 8px"))
+        model = trajectory.model
+        d = x.shape[2]
+        proj = "" if d <= 3 else f"; d = {d} shown by projection onto coordinates " \
+            f"{tuple(q + 1 for q in self.coords)}"
+        if m < n:
+            proj += f"; showing {m} of {n} tokens"
+        self.caption = widgets.HTML(
+            f"<span style='font-size:12px'>one run of model "
+            f"{html.escape(str(getattr(model, 'name', '?')))}, beta = "
+            f"{getattr(model, 'beta', float('nan')):g}, n = {n}, d = {d}: left the contents x_i, "
+            f"right the gauge coordinates y_i = G(xi_i) x_i{proj}</span>")
+        self.children = [widgets.HBox([*panes, self.legend]),
+                         widgets.HBox([self.action, self.time_readout, self.time_info],
+                                      layout=widgets.Layout(align_items="center")),
+                         self.caption]
+
+    def _frames(self, m: int, n_frames: int) -> int:
+        """Keyframes that fit ``max_bytes`` for ``m`` drawn tokens: the clip holds 2 m token
+        tracks and 2 beads, so ``frames_for_budget`` is asked for 2 m + 1 tokens, with the
+        twin's fixed and per-token costs in place of a player's."""
+        extra = BYTES_FIXED_TWIN - BYTES_FIXED + (BYTES_PER_TWIN_TOKEN - 2 * BYTES_PER_TOKEN) * m \
+            - BYTES_PER_TOKEN
+        if self.max_bytes - extra < 1:
+            raise ValueError(f"max_bytes={self.max_bytes} is too small for a twin view of {m} tokens "
+                             f"(two frames need {BYTES_FIXED_TWIN + BYTES_PER_TWIN_TOKEN * m + 2 * BYTES_PER_TOKEN_FRAME * (2 * m + 2)})")
+        try:
+            return frames_for_budget(2 * m + 1, n_frames, self.max_bytes - extra, self.max_frames)
+        except ValueError:
+            raise ValueError(f"max_bytes={self.max_bytes} is too small for a twin view of {m} tokens "
+                             f"(two frames need {BYTES_FIXED_TWIN + BYTES_PER_TWIN_TOKEN * m + 2 * BYTES_PER_TOKEN_FRAME * (2 * m + 2)})") from None
+
+    def _track_values(self, prefix: str) -> np.ndarray:
+        vals = [np.asarray(tr.values, dtype=float).reshape(-1, 3) for tr in self.tracks
+                if tr.name.startswith(prefix) and tr.name[len(prefix):].split(".")[0].isdigit()]
+        return np.stack(vals, axis=1)
+
+    @property
+    def keyframes_x(self) -> np.ndarray:
+        """(k, m, 3) positions of the contents held by the clip, frame by frame."""
+        return self._track_values("x")
+
+    @property
+    def keyframes_y(self) -> np.ndarray:
+        """(k, m, 3) positions of the gauge coordinates held by the clip, frame by frame."""
+        return self._track_values("y")
+
+    @property
+    def keyframe_times(self) -> np.ndarray:
+        """Times of the keyframes (model time from 0), shared by every track of the clip."""
+        return np.asarray(self.tracks[0].times, dtype=float)
