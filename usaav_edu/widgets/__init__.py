@@ -16,9 +16,10 @@ from .mpl import plot_energy, plot_sphere
 from .player import TrajectoryPlayer, frames_for_budget
 from .scene import SphereView, subsample
 from .state import embedded_state_bytes
+from .twin import TwinView
 
 __all__ = [
     "SphereView", "TrajectoryPlayer", "ExperimentDashboard", "Explorer", "plot_sphere", "plot_energy", "token_colors",
     "legend_entries", "project_3d", "subsample", "frames_for_budget", "embedded_state_bytes",
-    "PROMPT_PALETTE",
+    "PROMPT_PALETTE", "TwinView",
 ]
