@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 
 import usaav_edu as ue  # noqa: E402
 from usaav_edu import widgets as W  # noqa: E402
-from usaav_edu.widgets.colors import HUE_STEPS, PLAIN_COLOR, PROMPT_PALETTE  # noqa: E402
+from usaav_edu.widgets.colors import CYCLIC_STEPS, PLAIN_COLOR, PROMPT_PALETTE  # noqa: E402
 
 T_MAX = 2.0  # short runs: the widgets are under test here, not the solver
 
@@ -38,11 +38,11 @@ def fake_trajectory(n=32, frames=101, d=3, name="rope", seed=0):
 def test_colors_follow_label_kind():
     xi = np.arange(8) * 2 * np.pi / 8
     assert W.token_colors(xi, "none") == [PLAIN_COLOR] * 8
-    hues = W.token_colors(xi, "position")
-    assert len(set(hues)) == 8 and hues[0] != hues[4]
+    shades = W.token_colors(xi, "position")
+    assert len(set(shades)) == 8 and shades[0] != shades[4]
     assert W.token_colors(np.array([0, 1, 2, 0]), "prompt") == \
         [PROMPT_PALETTE[0], PROMPT_PALETTE[1], PROMPT_PALETTE[2], PROMPT_PALETTE[0]]
-    assert len(set(W.token_colors(np.linspace(0, 1, 1000), "position"))) == HUE_STEPS
+    assert len(set(W.token_colors(np.linspace(0, 1, 1000), "position"))) == CYCLIC_STEPS
     with pytest.raises(ValueError, match="labels"):
         W.token_colors(xi, "color")
     with pytest.raises(ValueError, match="prompt"):
@@ -374,8 +374,8 @@ def test_energy_views_refuse_nan_energies_and_bounds():
 def test_colours_refuse_nan_labels():
     with pytest.raises(ValueError, match="position labels xi must be finite"):
         W.token_colors(np.array([0.0, np.nan, 1.0]), "position")
-    with pytest.raises(ValueError, match="hue must be finite"):
-        W.colors.hue_color(np.nan)
+    with pytest.raises(ValueError, match="phase must be finite"):
+        W.colors.cyclic_color(np.nan)
     with pytest.raises(ValueError, match="max_rows must be >= 1"):
         W.legend_entries(np.arange(3), "prompt", max_rows=0)
     rows = W.legend_entries(np.arange(12), "prompt", max_rows=4)

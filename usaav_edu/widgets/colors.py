@@ -3,19 +3,33 @@
 A token's colour shows its auxiliary variable:
 
 * ``labels == "none"``: one colour for every token;
-* ``labels == "position"``: a hue wheel.  Distinct positions, sorted, are spread evenly around
-  the wheel, ``hue_k = k / m`` for the k-th of m distinct positions, so neighbouring positions
-  get neighbouring hues and the wheel closes (the last position sits one step before the first,
-  as positions that cover a whole rotation period do).  Hues are rounded to ``HUE_STEPS`` steps
-  so that a scene needs at most that many materials (this keeps the embedded page state small);
-* ``labels == "prompt"``: a fixed categorical palette indexed by the prompt id.
+* ``labels == "position"``: a cyclic colour map.  Distinct positions, sorted, are spread evenly
+  around the map, phase ``k / m`` for the k-th of m distinct positions, so neighbouring positions
+  get neighbouring colours and the map closes (the last position sits one step before the first,
+  as positions that cover a whole rotation period do).  Phases are rounded to ``CYCLIC_STEPS``
+  steps so that a scene needs at most that many materials (this keeps the embedded page state
+  small);
+* ``labels == "prompt"``: the Okabe-Ito qualitative palette indexed by the prompt id.
+
+Both maps are chosen to stay readable with red-green colour blindness (deuteranopia,
+protanopia), which removes most of the red-green opponent axis (CIELAB a*) and keeps lightness
+L* and the blue-yellow axis b*:
+
+* the prompt palette is the eight colours of Okabe & Ito, *Color Universal Design* (2002/2008),
+  reordered so that the first few prompts get the most distinct colours and the pale yellow
+  comes late;
+* the cyclic map is a circle in the (L*, b*) plane of CIELAB at a* = 0,
+  ``L* = 56 + 26 cos(2 pi phase)``, ``b* = 34 sin(2 pi phase)``: light grey, sand, dark olive,
+  charcoal, slate blue, sky blue and back.  Only the two axes that dichromats keep carry the
+  phase, so a deuteranope or protanope sees nearly the same loop as everyone else, and equal
+  phase steps are roughly equal colour steps.  (An HSV hue wheel runs along the red-green axis:
+  to a deuteranope its red, yellow and green thirds look alike.)
 
 Every view (pythreejs and matplotlib) calls :func:`token_colors` and :func:`project_3d`, so the
 live sphere, the static book and the printed figures agree.
 """
 from __future__ import annotations
 
-import colorsys
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,16 +40,25 @@ from . import _checks as c
 #: colour of every token when there is no auxiliary variable
 PLAIN_COLOR = "#1f5fa8"
 
-#: categorical palette for prompt ids (ids beyond its length wrap around)
+#: Okabe-Ito palette for prompt ids (ids beyond its length wrap around): orange, sky blue,
+#: bluish green, blue, vermillion, reddish purple, yellow, black
 PROMPT_PALETTE = (
-    "#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd",
-    "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
+    "#e69f00", "#56b4e9", "#009e73", "#0072b2", "#d55e00", "#cc79a7", "#f0e442", "#000000",
 )
 
 LABEL_KINDS = ("none", "position", "prompt")
 
-#: number of distinct hues used for positions
-HUE_STEPS = 32
+#: number of distinct colours used for positions
+CYCLIC_STEPS = 32
+
+#: the cyclic map's circle in CIELAB: centre lightness, lightness radius, b* radius
+CYCLIC_LAB = (56.0, 26.0, 34.0)
+
+# sRGB (D65) primaries: linear RGB -> CIE XYZ (IEC 61966-2-1)
+_RGB_TO_XYZ = np.array([[0.4124564, 0.3575761, 0.1804375],
+                        [0.2126729, 0.7151522, 0.0721750],
+                        [0.0193339, 0.1191920, 0.9503041]])
+_WHITE_XYZ = _RGB_TO_XYZ.sum(axis=1)
 
 
 def _hex(rgb) -> str:
@@ -43,12 +66,39 @@ def _hex(rgb) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
-def hue_color(hue: float) -> str:
-    """Hex colour of a hue (a finite number, taken mod 1: hues form a wheel), rounded to
-    ``HUE_STEPS`` steps, as used for positions."""
-    hue = c.real("hue", hue)
-    step = round(hue % 1.0 * HUE_STEPS) % HUE_STEPS
-    return _hex(colorsys.hsv_to_rgb(step / HUE_STEPS, 0.85, 0.9))
+def lab_to_srgb(lab) -> np.ndarray:
+    """sRGB components in [0, 1] of a CIELAB colour (D65 white).
+
+    ``f = (L* + 16) / 116`` gives ``fy = f``, ``fx = f + a* / 500``, ``fz = f - b* / 200``; then
+    ``X / Xn = fx^3`` (or ``3 (6/29)^2 (fx - 4/29)`` below ``6/29``), likewise Y and Z; linear
+    RGB is the inverse sRGB matrix applied to XYZ; each component ``u`` is encoded as
+    ``12.92 u`` (``u <= 0.0031308``) or ``1.055 u^(1/2.4) - 0.055``.  A colour outside the sRGB
+    gamut raises ValueError (no silent clipping).
+    """
+    lab = v.float_array("lab", lab)
+    if lab.shape != (3,):
+        raise ValueError(f"lab must be (L*, a*, b*), got shape {lab.shape}")
+    L, a, b = lab
+    fy = (L + 16.0) / 116.0
+    f = np.array([fy + a / 500.0, fy, fy - b / 200.0])
+    delta = 6.0 / 29.0
+    t = np.where(f > delta, f ** 3, 3 * delta ** 2 * (f - 4.0 / 29.0))
+    rgb = np.linalg.solve(_RGB_TO_XYZ, t * _WHITE_XYZ)
+    if np.any(rgb < -1e-9) or np.any(rgb > 1 + 1e-9):
+        raise ValueError(f"lab = {tuple(float(u) for u in lab)} lies outside the sRGB gamut")
+    rgb = np.clip(rgb, 0.0, 1.0)
+    return np.where(rgb <= 0.0031308, 12.92 * rgb, 1.055 * rgb ** (1 / 2.4) - 0.055)
+
+
+def cyclic_color(phase: float) -> str:
+    """Hex colour of a phase on the cyclic map (a finite number, taken mod 1), rounded to
+    ``CYCLIC_STEPS`` steps, as used for positions: CIELAB
+    ``(L*, a*, b*) = (56 + 26 cos(2 pi phase), 0, 34 sin(2 pi phase))``."""
+    phase = c.real("phase", phase)
+    step = round(phase % 1.0 * CYCLIC_STEPS) % CYCLIC_STEPS
+    theta = 2 * np.pi * step / CYCLIC_STEPS
+    centre, r_light, r_yellow = CYCLIC_LAB
+    return _hex(lab_to_srgb([centre + r_light * np.cos(theta), 0.0, r_yellow * np.sin(theta)]))
 
 
 @dataclass(frozen=True)
@@ -106,7 +156,7 @@ def token_colors(xi, labels: str) -> list[str]:
         return [PROMPT_PALETTE[k % len(PROMPT_PALETTE)] for k in xi]
     values = np.unique(xi)
     rank = np.searchsorted(values, xi)
-    return [hue_color(k / len(values)) for k in rank]
+    return [cyclic_color(k / len(values)) for k in rank]
 
 
 def legend_entries(xi, labels: str, max_rows: int = 10) -> list[LegendEntry]:
@@ -127,7 +177,7 @@ def legend_entries(xi, labels: str, max_rows: int = 10) -> list[LegendEntry]:
         return rows
     values = np.unique(xi)
     picks = np.unique(np.linspace(0, len(values) - 1, min(len(values), 5, max_rows)).round().astype(int))
-    return [LegendEntry(hue_color(k / len(values)), f"position {values[k]:.3g}") for k in picks]
+    return [LegendEntry(cyclic_color(k / len(values)), f"position {values[k]:.3g}") for k in picks]
 
 
 def project_3d(x, coords=(0, 1, 2)) -> np.ndarray:
