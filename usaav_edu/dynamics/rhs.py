@@ -1,7 +1,7 @@
 """The right-hand side of USA-AV in gauge coordinates (Numba).
 
 In gauge coordinates ``y_i = G(xi_i) x_i`` every model of the package has the
-same velocity field (MATH.md section 2, using ``G P_x G^T = P_{G x}``)::
+same velocity field (the USA-AV model of chapter 3 of the book, using ``G P_x G^T = P_{G x}``)::
 
     dy_i/dt = P_{y_i}( v_i ),     v_i = (1/N_i) sum_j w_ij y_j,
     w_ij   = b(xi_i, xi_j) * phi'(<y_i, y_j>),
