@@ -15,7 +15,13 @@ processes are stopped at the end, also on Ctrl-C.  The measuring code is
 well gives noisy figures.
 """
 
+import sys
+
 from usaav_edu.bench import contention_report
 
 if __name__ == "__main__":
-    print(contention_report())
+    try:
+        print(contention_report())
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback
+        print("contention.py: interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -9,7 +9,13 @@ velocities, and the largest relative error of the vectorized exp.  The
 measuring code is ``usaav_edu.bench`` (see its docstring for the method).
 """
 
+import sys
+
 from usaav_edu.bench import report
 
 if __name__ == "__main__":
-    print(report())
+    try:
+        print(report())
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback
+        print("rhs_throughput.py: interrupted", file=sys.stderr)
+        sys.exit(130)
