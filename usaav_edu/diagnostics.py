@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _validate as v
 from .dynamics.energy import energy_bound
-from .models import Model
+from .models import require_model
 from .trajectory import Trajectory
 
 #: entries of a block of pairwise values held at once (2**21 float64: 16 MB)
@@ -24,21 +24,6 @@ BLOCK_ENTRIES = 2 ** 21
 def _rows_per_block(n, width=1):
     """Rows of a block of ``n`` columns, each ``width`` numbers wide, within BLOCK_ENTRIES."""
     return max(1, BLOCK_ENTRIES // max(1, n * width))
-
-
-def _model(model):
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a usaav_edu Model, got {type(model).__name__}")
-    return model
-
-
-def _dimension(model, name, d):
-    """Check that ``model`` acts on S^{d-1}, the sphere of the points ``name``."""
-    try:
-        model.check_dimension(d)
-    except ValueError as err:
-        raise ValueError(f"{name} has dimension d = {d}, which model {model.name!r} does not act on "
-                         f"({err})") from None
 
 
 def _trajectory(traj):
@@ -176,9 +161,9 @@ def orbit_residual(model, x, xi):
     ``max_i |y_i - u|`` with ``u`` the normalized mean of the ``y_i``; it is 0 exactly
     on the gauge maximizers ``x_i = G(xi_i)^T u`` (RoPE orbits, gauge targets).
     """
-    model = _model(model)
+    model = require_model(model)
     x = v.points_on_sphere("x", x)
-    _dimension(model, "x", x.shape[1])
+    model.check_dimension(x.shape[1], "x")
     y = model.to_gauge(x, model.check_labels(xi, x.shape[0]))
     m = y.mean(axis=0)
     nm = np.linalg.norm(m)

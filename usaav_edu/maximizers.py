@@ -12,22 +12,7 @@
 import numpy as np
 
 from . import _validate as v
-from .models import Model
-
-
-def _model(model):
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a usaav_edu Model, got {type(model).__name__}")
-    return model
-
-
-def _dimension(model, name, d):
-    """Check that ``model`` acts on S^{d-1}, the sphere of the vector ``name``."""
-    try:
-        model.check_dimension(d)
-    except ValueError as err:
-        raise ValueError(f"{name} has dimension d = {d}, which model {model.name!r} does not act on "
-                         f"({err})") from None
+from .models import require_model
 
 
 def _labels(model, xi):
@@ -58,20 +43,20 @@ def gauge_maximizer(model, xi, u):
     ``xi`` holds one label per token (for a model without labels, any 1-D array of the
     right length, e.g. ``np.zeros(n)``), ``u`` is a unit vector of R^d.
     """
-    model = _model(model)
+    model = require_model(model)
     u = _unit("u", u)
     xi = _labels(model, xi)
-    _dimension(model, "u", u.shape[0])
+    model.check_dimension(u.shape[0], "u")
     return model.from_gauge(np.broadcast_to(u, (len(xi), u.shape[0])), xi)
 
 
 def rope_orbit(model, u, s):
     """Points ``R_{-s} u`` of the RoPE orbit of ``u``, one per value of ``s``, shape (len(s), d)."""
-    model = _model(model)
+    model = require_model(model)
     if model.gauge != "rope":
         raise ValueError(f"model must have the rope gauge, got {model.gauge!r}")
     u = _unit("u", u)
-    _dimension(model, "u", u.shape[0])
+    model.check_dimension(u.shape[0], "u")
     s = v.float_array("s", s, ndim=1)
     return model.from_gauge(np.broadcast_to(u, (s.shape[0], u.shape[0])), s)
 
@@ -102,7 +87,7 @@ def great_circle(xi, k, a, c):
 
 def gauge_max_energy(model):
     """The maximal energy of a gauge model without bias: ``phi(1) / 2`` (``e^beta / (2 beta)``)."""
-    model = _model(model)
+    model = require_model(model)
     if model.bias != "none":
         raise ValueError(f"model must have no bias for this formula, got bias {model.bias!r}")
     return float(model.phi(1.0)) / 2.0

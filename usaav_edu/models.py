@@ -105,15 +105,16 @@ class Model:
         """True when the dynamics is gradient ascent of E_h (USA, values transported by the gauge)."""
         return self.normalization == "usa" and self.rotate_values
 
-    def check_dimension(self, d):
-        """Raise ValueError if the model cannot act on S^{d-1}."""
+    def check_dimension(self, d, name="x0"):
+        """Raise ValueError if the model cannot act on S^{d-1}, the sphere of the argument ``name``."""
         if self.gauge == "rope" and len(self.omegas) != d // 2:
             raise ValueError(
-                f"omegas must give one frequency per rotation plane: d = {d} has {d // 2} planes, "
-                f"got {len(self.omegas)} omegas"
+                f"{name} has dimension d = {d}, with {d // 2} rotation planes, but model {self.name!r} has "
+                f"{len(self.omegas)} omegas: omegas must give one frequency per rotation plane"
             )
         if self.gauge == "frames" and self.frames.shape[1] != d:
-            raise ValueError(f"x0 must have dimension d = {self.frames.shape[1]} to match frames, got d = {d}")
+            raise ValueError(f"{name} must have dimension d = {self.frames.shape[1]} to match the frames of "
+                             f"model {self.name!r}, got d = {d}")
 
     def check_labels(self, xi, n):
         """Return ``xi`` validated for ``n`` tokens (a copy as float or int array)."""
@@ -286,6 +287,13 @@ def _beta(beta):
                          f"phi = e^(beta s) / beta stays finite; got {beta!r}")
     return beta
 
+
+
+def require_model(model, name="model"):
+    """``model`` itself if it is a :class:`Model`, else a TypeError naming ``name``."""
+    if not isinstance(model, Model):
+        raise TypeError(f"{name} must be a usaav_edu Model (see usaav_edu.models), got {type(model).__name__}")
+    return model
 
 def _omegas(omegas):
     one_d = isinstance(omegas, np.ndarray) and omegas.ndim == 1
