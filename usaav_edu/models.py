@@ -114,7 +114,7 @@ class Model:
             )
         if self.gauge == "frames" and self.frames.shape[1] != d:
             raise ValueError(f"{name} must have dimension d = {self.frames.shape[1]} to match the frames of "
-                             f"model {self.name!r}, got d = {d}")
+                             f"model {self.name!r}; {name} has dimension d = {d}")
 
     def check_labels(self, xi, n):
         """Return ``xi`` validated for ``n`` tokens (a copy as float or int array)."""
