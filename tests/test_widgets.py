@@ -17,6 +17,12 @@ from usaav_edu.widgets.colors import CYCLIC_STEPS, PLAIN_COLOR, PROMPT_PALETTE  
 T_MAX = 2.0  # short runs: the widgets are under test here, not the solver
 
 
+@pytest.fixture(autouse=True)
+def _live_kernel(monkeypatch):
+    # these tests play the part of a live kernel, whatever the calling environment says
+    monkeypatch.delenv("USAAV_EDU_STATIC_PAGE", raising=False)
+
+
 def run(name, n=16, seed=0, **kw):
     model, x0, xi = ue.experiments.setup(name, n=n, seed=seed, **kw)
     return ue.simulate(model, x0, xi, t_max=T_MAX, n_frames=21, seed=seed)
@@ -204,7 +210,82 @@ def test_dashboard_reports_bad_input_instead_of_raising():
     dash = W.ExperimentDashboard("usa", n=8, t_max=T_MAX, n_frames=11, debounce=0, d=5)
     dash.model.value = "rope"        # rope in odd d > 3 is refused by experiments.setup
     assert dash.updates == 0 and "color:#b00" in dash.status.value
+    assert "rope: n = 8, beta = 1, omega = 1, seed = 0 failed" in dash.status.value
     assert dash.trajectory.model.name == "usa"
+    # the controls go back to the run on display, so they never disagree with the picture
+    assert dash.model.value == "usa" and dash.omega.disabled
+    assert "usa: n = 8, beta = 1, seed = 0" in dash.energy.html.value
+
+
+def test_dashboard_title_names_the_run_its_controls_describe():
+    dash = W.ExperimentDashboard("prefix_gauge", n=16, t_max=0.5, n_frames=5, debounce=0)
+    assert dash.run_title() == "prefix_gauge: n = 16, beta = 1, n_prompts = 3, seed = 0"
+    dash.beta.value = 2.5
+    dash.n_prompts.value = 2
+    title = "prefix_gauge: n = 16, beta = 2.5, n_prompts = 2, seed = 0"
+    assert dash.run_title() == title and title in dash.energy.html.value
+    assert dash.trajectory.model.beta == 2.5 and len(np.unique(dash.trajectory.xi)) == 2
+
+
+def _controls(widget):
+    """Every ipywidgets control (a widget with a value the reader can set) under ``widget``."""
+    import ipywidgets
+
+    found = []
+    if isinstance(widget, (ipywidgets.widgets.ValueWidget,)) and not isinstance(
+            widget, (ipywidgets.HTML, ipywidgets.Label, ipywidgets.Image)):
+        found.append(widget)
+    for child in getattr(widget, "children", ()) or ():
+        if isinstance(child, ipywidgets.Widget):
+            found += _controls(child)
+    return found
+
+
+def test_dashboard_without_a_kernel_is_visibly_disabled():
+    dash = W.ExperimentDashboard("rope", n=8, t_max=0.5, n_frames=5, live=False)
+    controls = _controls(dash)
+    assert len(controls) >= len(dash.controls)
+    assert all(control.disabled for control in dash.controls)
+    assert dash.note.layout.display != "none" and dash.note in dash.children
+    assert "need a running Python kernel" in dash.note.value
+    assert "href='widgets.html#running-notebooks'" in dash.note.value
+    assert "Running the notebooks" in dash.note.value
+    # the saved picture, title and (disabled) controls describe one run
+    assert "rope: n = 8, beta = 1, omega = 1, seed = 0" in dash.energy.html.value
+    assert dash.trajectory.model.beta == dash.beta.value and dash.trajectory.x.shape[1] == dash.n.value
+
+
+def test_dashboard_with_a_kernel_enables_its_controls_and_hides_the_note():
+    dash = W.ExperimentDashboard("rope", n=8, t_max=0.5, n_frames=5, live=True)
+    assert not any(control.disabled for control in dash.controls if control is not dash.n_prompts)
+    assert dash.n_prompts.disabled                     # rope does not read it
+    assert dash.note.layout.display == "none" and dash.note.value == ""
+
+
+def test_dashboard_reads_static_page_from_the_environment(monkeypatch):
+    monkeypatch.setenv("USAAV_EDU_STATIC_PAGE", "1")
+    assert not W.dashboard.live_kernel()
+    dash = W.ExperimentDashboard("usa", n=8, t_max=0.5, n_frames=5)
+    assert not dash.live and dash.model.disabled and dash.note.layout.display != "none"
+    assert W.dashboard.live_kernel(True)               # an explicit choice wins
+    monkeypatch.setenv("USAAV_EDU_STATIC_PAGE", "0")
+    assert W.dashboard.live_kernel()
+    monkeypatch.setenv("USAAV_EDU_STATIC_PAGE", "yes")
+    with pytest.raises(ValueError, match="USAAV_EDU_STATIC_PAGE must be unset, '0' or '1'"):
+        W.dashboard.live_kernel()
+    with pytest.raises(TypeError, match="live must be True, False or None"):
+        W.ExperimentDashboard("usa", n=8, t_max=0.5, n_frames=5, live="no")
+
+
+def test_every_control_has_a_label_and_a_tooltip():
+    dash = W.ExperimentDashboard("rope", n=8, t_max=0.5, n_frames=5, live=True)
+    controls = _controls(dash)
+    assert len(controls) == len(dash.controls) + 1        # + the player's time readout
+    for control in controls:
+        assert control.description and control.tooltip, f"{type(control).__name__} unlabelled"
+    # the animation buttons (pythreejs) are labelled as a group
+    assert dash.player.action.tooltip == W.player.ACTION_TOOLTIP
+    assert "play" in dash.player.action.tooltip
 
 
 # ----------------------------------------------------------------------- matplotlib fallback

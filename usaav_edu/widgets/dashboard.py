@@ -6,11 +6,27 @@ only when released, and changes that arrive within ``debounce`` seconds of each 
 re-simulation.  An update simulates, redraws the sphere at the final state and the energy
 plot, and then rebuilds the player's keyframes (so play shows the new run).  ``last_timing``
 records the cost of each step of the last update, in seconds.
+
+Honesty about the kernel.  The controls re-simulate in Python, so they work only where a Python
+kernel runs (JupyterLab, Colab, Binder).  A static page (the built book) shows the widget state
+saved when the notebook was executed, and there no Python answers a moved slider.  So a
+dashboard built for a static page (``live=False``, or ``live=None`` with the environment variable
+``USAAV_EDU_STATIC_PAGE=1``, which the book build sets) disables every control and shows a note
+that links to "Running the notebooks"; the picture, the energy plot's title and the disabled
+controls then all describe the one run that was saved.  In a live kernel the controls are
+enabled and the note is absent.  A static page cannot tell by itself whether a kernel is
+attached (the saved state is all it has), which is why the choice is made where the notebook is
+executed.
+
+The picture never disagrees with the controls: the energy plot's title names every parameter
+of the run on display, and when a re-simulation fails (bad combination, numerical failure) the
+controls are set back to that run and the status line says why.
 """
 from __future__ import annotations
 
 import asyncio
 import html
+import os
 import time
 
 import ipywidgets as widgets
@@ -38,6 +54,40 @@ RANGES = {
     "n_prompts": (1, 8, 1),
     "seed": (0, 10_000, 1),
 }
+
+
+#: environment variable that marks an execution whose widget state is saved into a static page
+STATIC_ENV = "USAAV_EDU_STATIC_PAGE"
+
+#: where the static note sends the reader (the book's "Running the notebooks" section)
+RUNNING_NOTEBOOKS_URL = "widgets.html#running-notebooks"
+
+
+def live_kernel(live: bool | None = None) -> bool:
+    """Whether controls that need Python should be enabled.
+
+    ``live`` True or False is returned as is; ``None`` reads the environment variable
+    ``USAAV_EDU_STATIC_PAGE``: unset, empty or ``"0"`` means a live kernel, ``"1"`` a static page
+    (any other value is refused).
+    """
+    if live is not None:
+        if not isinstance(live, bool):
+            raise TypeError(f"live must be True, False or None, got {type(live).__name__}")
+        return live
+    value = os.environ.get(STATIC_ENV, "")
+    if value not in ("", "0", "1"):
+        raise ValueError(f"environment variable {STATIC_ENV} must be unset, '0' or '1', got {value!r}")
+    return value != "1"
+
+
+def static_note(url: str = RUNNING_NOTEBOOKS_URL) -> str:
+    """HTML of the note a static dashboard shows in place of working controls."""
+    url = c.text("url", url)
+    return ("<div class='usaav-static-note' role='note' style='font-size:13px;line-height:1.35;"
+            "border-left:4px solid #e69f00;background:#fff8e6;padding:6px 8px;margin:4px 0'>"
+            "<b>These controls need a running Python kernel.</b> On this page they are disabled "
+            "and show the run that was saved with it. To move them, open this notebook in "
+            f"Jupyter: see <a href='{html.escape(url, quote=True)}'>Running the notebooks</a>.</div>")
 
 
 def _ticks(lo: float, hi: float, k: int = 5) -> np.ndarray:
@@ -139,12 +189,19 @@ class ExperimentDashboard(widgets.VBox):
         Seconds to wait for further changes before re-simulating (finite, >= 0; 0: at once).
     player : dict
         Keyword arguments for the ``TrajectoryPlayer``.
+    live : bool or None
+        True: controls enabled (a Python kernel answers them).  False: a static page; controls
+        disabled and a note pointing to "Running the notebooks".  None (default): read the
+        environment variable ``USAAV_EDU_STATIC_PAGE`` (see :func:`live_kernel`).
+    help_url : str
+        Link of the static note (default the book's "Running the notebooks" section).
     """
 
     def __init__(self, name: str = "rope", *, n: int = 64, beta: float = 1.0,
                  omega: float = 1.0, n_prompts: int = 3, seed: int = 0, d: int = 3,
                  t_max: float = 20.0, n_frames: int = 101, debounce: float = 0.3,
-                 player: dict | None = None, **kwargs):
+                 player: dict | None = None, live: bool | None = None,
+                 help_url: str = RUNNING_NOTEBOOKS_URL, **kwargs):
         names = [value for _, value in MODEL_CHOICES]
         if name not in names:
             raise ValueError(f"name must be one of {names}, got {name!r}")
@@ -160,39 +217,50 @@ class ExperimentDashboard(widgets.VBox):
         self.debounce = c.real("debounce", debounce, minimum=0.0)
         if player is not None and not isinstance(player, dict):
             raise TypeError(f"player must be a dict of TrajectoryPlayer keywords, got {type(player).__name__}")
+        self.live = live_kernel(live)
+        help_url = c.text("help_url", help_url)
         super().__init__(**kwargs)
         self._pending = None
+        self._restoring = False
         self.last_timing: dict[str, float] = {}
         self.updates = 0
 
         style = {"description_width": "70px"}
         lay = widgets.Layout(width="300px")
         self.model = widgets.Dropdown(options=MODEL_CHOICES, value=name, description="model",
-                                      style=style, layout=lay)
+                                      tooltip="experiment to simulate", style=style, layout=lay)
 
         def bounds(key):
             lo, hi, step = RANGES[key]
             return dict(value=start[key], min=lo, max=hi, step=step)
 
         self.beta = widgets.FloatSlider(**bounds("beta"), description="beta",
+                                        tooltip="inverse temperature beta of the attention",
                                         continuous_update=False, style=style, layout=lay)
         self.n = widgets.IntSlider(**bounds("n"), description="tokens n",
-                                   continuous_update=False, style=style, layout=lay)
-        self.seed = widgets.BoundedIntText(**bounds("seed"), description="seed", style=style, layout=lay)
+                                   tooltip="number of tokens n", continuous_update=False, style=style, layout=lay)
+        self.seed = widgets.BoundedIntText(**bounds("seed"), description="seed",
+                                       tooltip="random seed of the initial tokens", style=style,
+                                       layout=lay)
         self.omega = widgets.FloatSlider(**bounds("omega"), description="omega",
+                                         tooltip="rotation frequency omega of the positions",
                                          continuous_update=False, style=style, layout=lay)
         self.n_prompts = widgets.IntSlider(**bounds("n_prompts"), description="prompts",
-                                           continuous_update=False, style=style, layout=lay)
+                                           tooltip="number of prompts", continuous_update=False, style=style, layout=lay)
         self.status = widgets.HTML()
+        self.note = widgets.HTML(static_note(help_url) if not self.live else "",
+                                 layout=widgets.Layout(display=None if not self.live else "none"))
         self.controls = [self.model, self.beta, self.n, self.seed, self.omega, self.n_prompts]
 
         self.trajectory = self.simulate()
+        self._shown = self.params()         # the parameters of the run on display
         self.player = TrajectoryPlayer(self.trajectory, **{"frame": -1, **(player or {})})
         self.energy = EnergyPlot()
         self._draw_energy()
         self._sync_enabled()
         self.status.value = self._status_text()
         self.children = [
+            self.note,
             widgets.HBox([widgets.VBox(self.controls + [self.status],
                                        layout=widgets.Layout(flex="0 0 310px")),
                           self.energy.html],
@@ -234,13 +302,22 @@ class ExperimentDashboard(widgets.VBox):
             return None
         return bound if np.isfinite(bound) else None
 
+    def run_title(self, p: dict | None = None) -> str:
+        """Title naming every parameter the run on display (or the run ``p``) depends on."""
+        p = self._shown if p is None else p
+        reads = PARAMETERS[p["name"]]
+        parts = [f"n = {p['n']}"] + [f"{key} = {p[key]:g}" for key in ("beta", "omega", "n_prompts")
+                                     if key in reads] + [f"seed = {p['seed']}"]
+        return f"{p['name']}: " + ", ".join(parts)
+
     def _draw_energy(self):
         traj = self.trajectory
-        self.energy.draw(traj.t, traj.energy, self._bound(traj),
-                         title=f"{traj.model.name}, beta = {traj.model.beta:g}")
+        self.energy.draw(traj.t, traj.energy, self._bound(traj), title=self.run_title())
 
     # ---------------------------------------------------------------- updates
     def _on_change(self, change=None):
+        if self._restoring:
+            return
         self._sync_enabled()
         if self.debounce <= 0:
             self.update()
@@ -252,7 +329,8 @@ class ExperimentDashboard(widgets.VBox):
             return
         if self._pending is not None:
             self._pending.cancel()
-        self.status.value = "<i>waiting for more changes...</i>"
+        self.status.value = ("<i>waiting for more changes; the picture still shows "
+                             f"{html.escape(self.run_title())}</i>")
         self._pending = loop.call_later(self.debounce, self._fire)
 
     def _fire(self):
@@ -262,13 +340,17 @@ class ExperimentDashboard(widgets.VBox):
     def update(self):
         """Re-simulate with the current controls and redraw the sphere and the energy."""
         t0 = time.perf_counter()
+        wanted = self.params()
         try:
             traj = self.simulate()
         except (ValueError, TypeError, ArithmeticError) as err:
-            self.status.value = f"<span style='color:#b00'>{html.escape(str(err))}</span>"
+            self._restore_controls()
+            self.status.value = (
+                f"<span style='color:#b00'>{html.escape(self.run_title(wanted))} failed: "
+                f"{html.escape(str(err))}; the controls are set back to the run on display</span>")
             return
         t1 = time.perf_counter()
-        self.trajectory = traj
+        self.trajectory, self._shown = traj, wanted
         self.player.show(traj, frame=-1, animate=False)
         self._draw_energy()
         t2 = time.perf_counter()
@@ -286,9 +368,27 @@ class ExperimentDashboard(widgets.VBox):
         self.player.rebuild_animation()
         self.last_timing["animation"] = time.perf_counter() - t0
 
+    def _restore_controls(self):
+        """Set the controls back to the run on display (without re-simulating)."""
+        p = self._shown
+        self._restoring = True
+        try:
+            self.model.value = p["name"]
+            for key in ("n", "beta", "omega", "n_prompts", "seed"):
+                getattr(self, key).value = p[key]
+        finally:
+            self._restoring = False
+        self._sync_enabled()
+
     def _sync_enabled(self):
-        # a control the experiment does not read is greyed out rather than silently ignored
+        # without a kernel nothing answers the controls: all disabled (the note says why);
+        # with one, a control the experiment does not read is greyed out rather than ignored
+        if not self.live:
+            for control in self.controls:
+                control.disabled = True
+            return
         reads = PARAMETERS[self.model.value]
+        self.model.disabled = self.n.disabled = self.seed.disabled = False
         self.beta.disabled = "beta" not in reads
         self.omega.disabled = "omega" not in reads
         self.n_prompts.disabled = "n_prompts" not in reads

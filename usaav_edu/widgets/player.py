@@ -34,6 +34,10 @@ BYTES_FIXED = 110_000
 
 LOOPS = ("LoopRepeat", "LoopOnce", "LoopPingPong")
 
+#: label of the animation buttons (pythreejs draws four icon-only buttons and offers no label
+#: for each, so the group gets one, shown as its tooltip and read by screen readers as a title)
+ACTION_TOOLTIP = "animation of the run: play, pause, stop, repeat"
+
 # heads-up time bar, in camera coordinates (camera looks down -z)
 _BAR_Z = -1.2
 _BAR_Y = -0.37
@@ -93,7 +97,8 @@ class TrajectoryPlayer(SphereView):
         self.frame_indices = np.array([], dtype=int)
         self.tracks: list[three.VectorKeyframeTrack] = []
         self.time_readout = widgets.FloatText(
-            description="t (paused)", disabled=True, layout=widgets.Layout(width="180px"),
+            description="t (paused)", disabled=True,
+            tooltip="model time at which the animation was paused or stopped", layout=widgets.Layout(width="180px"),
             style={"description_width": "70px"})
         self.time_info = widgets.HTML()
         self._link = None
@@ -155,7 +160,7 @@ class TrajectoryPlayer(SphereView):
         mixer = three.AnimationMixer(self.scene)
         action = three.AnimationAction(mixer, clip, self.scene, loop=self.loop,
                                        timeScale=span / self.duration,
-                                       clampWhenFinished=True)
+                                       clampWhenFinished=True, tooltip=ACTION_TOOLTIP)
         old = (self.action, self.tracks, self._link)
         self.action, self.tracks, self.frame_indices = action, tracks, idx
         if self._link is not None:
