@@ -4,11 +4,16 @@ A gauge model moves the tokens ``x_i`` on the sphere while their gauge coordinat
 ``y_i = G(xi_i) x_i`` (``traj.y``) follow plain USA.  The twin view shows both, side by side, on
 one time bar, client-side (it plays in the static book with no kernel):
 
-* one pythreejs ``Scene`` holds two unit spheres far apart: the contents on the left group
-  ``xview``, the gauge coordinates on the right group ``yview`` (placed ``SEPARATION`` away along
-  the first axis, farther than either camera sees);
+* one pythreejs ``Scene`` holds two unit spheres far apart: the contents in the group ``xview``
+  at the origin, the gauge coordinates in the group ``yview``, ``SEPARATION`` away, farther than
+  either camera sees;
 * two ``Renderer`` canvases draw that scene, each through its own camera aimed at its sphere, so
-  each canvas shows one sphere and can be turned on its own;
+  each canvas shows one sphere and can be turned on its own.  The x camera sits at ``c`` and
+  looks at the origin.  A camera's orbit controls aim it at the origin when the page opens, so
+  the y camera sits on the same line, at ``-(SEPARATION + |c|) c/|c|``, looking at the origin
+  through the centre ``-SEPARATION c/|c|`` of its sphere; the ``yview`` group is the point
+  reflection ``p -> -p`` about that centre and the y camera's up is ``-e3``, so in the group's
+  own coordinates the y camera sees its sphere exactly as the x camera sees the contents;
 * ONE ``AnimationClip`` holds the keyframe tracks of both: ``x{i}.position`` for the contents,
   ``y{i}.position`` for the gauge coordinates, and a bead on each canvas's time bar; ONE
   ``AnimationAction`` (one play / pause / stop button row) runs it.  Both views read the same
@@ -139,7 +144,9 @@ class TwinView(widgets.VBox):
         bead = bead.astype(np.float32).ravel()
         scene_children = [three.AmbientLight(color="white", intensity=0.6)]
         for side, (prefix, p) in enumerate((("x", px), ("y", py))):
-            centre = np.array([SEPARATION * side, 0.0, 0.0])
+            # see the module docstring for the placement of the second sphere and its camera
+            sign = 1.0 - 2.0 * side
+            centre = -SEPARATION * side * _CAMERA / np.linalg.norm(_CAMERA)
             meshes = [three.Mesh(geometry, materials[col], name=f"{prefix}{j}",
                                  position=tuple(float(q) for q in p[0, j]))
                       for j, col in enumerate(colors)]
@@ -147,7 +154,8 @@ class TwinView(widgets.VBox):
             group = three.Group(children=[three.Mesh(sphere_geometry, sphere_material),
                                           three.Group(children=circles),
                                           three.Group(children=meshes, name=f"{prefix}tokens")],
-                                name=f"{prefix}view", position=tuple(centre))
+                                name=f"{prefix}view", position=tuple(float(q) for q in centre),
+                                scale=(sign, sign, sign))
             tracks += [three.VectorKeyframeTrack(name=f"{prefix}{j}.position", times=times,
                                                  values=np.ascontiguousarray(p[:, j, :]).ravel())
                        for j in range(m)]
@@ -161,7 +169,7 @@ class TwinView(widgets.VBox):
             tracks.append(three.VectorKeyframeTrack(name=f"clock{prefix}.position", times=times,
                                                     values=bead))
             camera = three.PerspectiveCamera(
-                position=tuple(float(q) for q in centre + _CAMERA), up=[0, 0, 1], fov=40,
+                position=tuple(float(q) for q in centre + sign * _CAMERA), up=[0, 0, sign], fov=40,
                 aspect=width / height, near=0.05, far=FAR,
                 children=[three.DirectionalLight(color="white", intensity=0.55, position=[1, 2, 3]),
                           three.Group(children=[bar, *ticks, clock], name=f"hud{prefix}")])
