@@ -83,6 +83,9 @@ pdf: book chromium
 setup-cells: venv
 	$(PY) tools/setup_cell.py book/ch*.ipynb book/widgets.ipynb
 
+# The learner's JupyterLab on book/.  jupyterlab_myst (requirements.txt) renders the chapters' MyST in
+# it: theorem and exercise blocks, dropdown solutions, math, cross-references within a chapter
+# (tests/browser/test_lab.py starts a server like this one and checks chapter 1 in chromium).
 lab: venv
 	$(VENV)/bin/jupyter lab --ServerApp.allow_root=True --notebook-dir=book
 

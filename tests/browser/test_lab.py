@@ -1,0 +1,207 @@
+"""The learner's JupyterLab (``make lab``) renders the book's MyST.
+
+A JupyterLab server is started on ``book/`` as ``make lab`` starts it (headless, on 127.0.0.1, a
+random token and a free port), chapter 1 is opened in chromium, and the rendered markdown cells are
+read: the exercise and theorem blocks are blocks, the dropdown solution is closed until clicked,
+the math is typeset and the cross-references are links, not the raw MyST source.
+
+The server gets its own workspace, user-settings (autosave off) and checkpoint folders, so the
+check neither writes into book/ nor touches the user's JupyterLab settings.  It is stopped at the end,
+also when a check fails.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from .pages import ROOT
+
+BOOK = ROOT / "book"
+CHAPTER = "ch01_particles.ipynb"
+EXERCISE = "ch1-ex-normalization"    # an exercise of the chapter, with a dropdown solution
+THEOREM = "ch1-thm-ascent"           # a prf:theorem of the chapter, cited by {prf:ref}
+#: a phrase of the solution of EXERCISE that shows only when the dropdown is opened
+SOLUTION_PHRASE = "The layer map adds the tangent vector"
+START_TIMEOUT = 60.0                 # seconds for the server to answer
+RENDER_TIMEOUT_MS = 45_000           # for every markdown cell of the chapter to be rendered
+#: what a rendered markdown cell shows: the MyST renderer's widget, or JupyterLab's own markdown
+RENDERED = ".jp-NotebookPanel .jp-MarkdownCell :is(.myst, .jp-MarkdownOutput)"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _write_settings(folder: Path) -> None:
+    """User settings of the test's JupyterLab: no autosave, no news or update checks."""
+    settings = {
+        "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+        "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
+            {"fetchNews": "false", "checkForUpdates": False},
+    }
+    for name, value in settings.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value), encoding="utf-8")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM (the server shuts its kernels down), then SIGKILL the process group if it hangs."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A running ``jupyter lab`` on book/: yields its base URL and token."""
+    tmp = tmp_path_factory.mktemp("lab")
+    _write_settings(tmp / "user-settings")
+    port, token = _free_port(), secrets.token_hex(16)
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser",
+           f"--ServerApp.root_dir={BOOK}", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+           "--ServerApp.port_retries=0", f"--ServerApp.token={token}",
+           "--ServerApp.allow_root=True", f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
+           f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
+           f"--FileCheckpoints.checkpoint_dir={tmp / 'checkpoints'}"]
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp / "runtime"))
+    log_path = tmp / "server.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
+                                start_new_session=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{log_path.read_text()}")
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"jupyter lab did not answer within {START_TIMEOUT} s:\n"
+                                f"{log_path.read_text()}")
+                time.sleep(0.3)
+        yield url, token
+    finally:
+        _stop(proc)
+
+
+def _markdown_cells(chapter: Path) -> int:
+    nb = json.loads(chapter.read_text(encoding="utf-8"))
+    return sum(c["cell_type"] == "markdown" for c in nb["cells"])
+
+
+@pytest.fixture(scope="module")
+def chapter(lab, browser):
+    """Chapter 1 open in JupyterLab, every markdown cell rendered."""
+    url, token = lab
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    try:
+        page.goto(f"{url}/lab/workspaces/check/tree/{CHAPTER}?reset&token={token}")
+        n_markdown = _markdown_cells(BOOK / CHAPTER)
+        # a markdown cell is rendered when its output area holds the renderer's content
+        page.wait_for_function(
+            """n => {
+                const cells = document.querySelectorAll('.jp-NotebookPanel .jp-MarkdownCell');
+                const done = [...cells].filter(c => {
+                    const out = c.querySelector(':is(.myst, .jp-MarkdownOutput)');
+                    return out && out.textContent.trim().length > 0;
+                });
+                return cells.length === n && done.length === n;
+            }""",
+            arg=n_markdown, timeout=RENDER_TIMEOUT_MS)
+        yield page
+    finally:
+        context.close()
+
+
+def _rendered_text(page) -> str:
+    """The text of every rendered markdown cell (hidden parts, e.g. closed dropdowns, included)."""
+    return page.evaluate(
+        "sel => [...document.querySelectorAll(sel)].map(e => e.textContent).join('\\n')",
+        RENDERED)
+
+
+def test_no_raw_myst_source_is_shown(chapter):
+    text = _rendered_text(chapter)
+    raw = [s for s in (":label:", ":class: dropdown", "{exercise}", "{solution}", "{prf:theorem}",
+                       "{prf:proof}", "{prf:ref}", "{cite}", "```") if s in text]
+    assert not raw, f"raw MyST source in the rendered cells of {CHAPTER}: {raw}"
+
+
+def test_exercise_is_a_block(chapter):
+    block = chapter.locator(f"{RENDERED} .myst-exercise#{EXERCISE}")
+    assert block.count() == 1, f"exercise {EXERCISE}: {block.count()} rendered blocks, expected 1"
+    block.scroll_into_view_if_needed()  # cells off screen are not laid out (content-visibility)
+    assert block.is_visible(), f"exercise {EXERCISE} is rendered but not visible"
+    title = block.locator(".myst-exercise-title").text_content()
+    assert title.startswith("Exercise") and "Normalization to second order" in title, (
+        f"exercise {EXERCISE}: title {title!r}, expected 'Exercise N (Normalization to second order)'")
+
+
+def test_solution_is_a_closed_dropdown(chapter):
+    solution = chapter.locator(f"{RENDERED} details.myst-exercise").filter(
+        has=chapter.locator(f"summary a[href='#{EXERCISE}']"))
+    assert solution.count() == 1, (
+        f"solution of {EXERCISE}: {solution.count()} dropdown (<details>) blocks, expected 1")
+    solution.scroll_into_view_if_needed()
+    summary = solution.locator("summary")
+    assert summary.text_content().startswith("Solution to"), (
+        f"solution of {EXERCISE}: summary {summary.text_content()!r}, expected 'Solution to ...'")
+    assert summary.is_visible(), f"solution of {EXERCISE}: the dropdown's summary is not visible"
+    body = solution.locator(".myst-exercise-body")
+    assert SOLUTION_PHRASE in body.text_content(), (
+        f"solution of {EXERCISE}: body does not hold {SOLUTION_PHRASE!r}")
+    opened = solution.evaluate("d => d.open")
+    assert not opened and not body.is_visible(), (
+        f"solution of {EXERCISE} is shown before it is asked for (open={opened})")
+    summary.click()
+    body.wait_for(state="visible", timeout=5_000)
+    assert chapter.get_by_text(SOLUTION_PHRASE).first.is_visible(), (
+        f"solution of {EXERCISE}: clicking the summary did not show {SOLUTION_PHRASE!r}")
+
+
+def test_theorem_is_a_block(chapter):
+    block = chapter.locator(f"{RENDERED} .myst-proof#{THEOREM}")
+    assert block.count() == 1, f"theorem {THEOREM}: {block.count()} rendered blocks, expected 1"
+    title = block.locator(".myst-proof-title").text_content()
+    assert title.startswith("Theorem") and "gradient ascent" in title, (
+        f"theorem {THEOREM}: title {title!r}, expected 'Theorem N (USA is gradient ascent ...)'")
+    n_proofs = chapter.locator(f"{RENDERED} .myst-proof").count()
+    n_source = (BOOK / CHAPTER).read_text(encoding="utf-8").count("```{prf:")
+    assert n_proofs == n_source, (
+        f"{n_proofs} theorem/proof blocks rendered, the chapter has {n_source} prf: directives")
+
+
+def test_math_is_typeset(chapter):
+    inline = chapter.locator(f"{RENDERED} .katex").count()
+    display = chapter.locator(f"{RENDERED} .katex-display").count()
+    assert inline >= 50 and display >= 5, (
+        f"{inline} typeset formulas, {display} of them displayed; expected >= 50 and >= 5")
+
+
+def test_cross_references_are_links(chapter):
+    refs = chapter.locator(f"{RENDERED} a[href='#{THEOREM}']:not([aria-label])")
+    texts = [t.replace("\xa0", " ") for t in refs.all_text_contents()]
+    assert texts and all(t.startswith("Theorem ") for t in texts), (
+        f"{{prf:ref}}`{THEOREM}` rendered as {texts}, expected links 'Theorem N'")
