@@ -94,7 +94,7 @@ def test_each_camera_sees_its_own_sphere_only(rope_run):
     assert np.allclose(local[0], local[1]) and np.allclose(ups[0], ups[1]), (local, ups)
     # the orbit controls aim each camera at its own sphere, on the line through the origin
     # (where the controls aim a camera before the reader touches it)
-    for camera, controls, centre in zip(tw.cameras, tw._controls, centres):
+    for camera, controls, centre in zip(tw.cameras, tw.controls, centres):
         assert np.allclose(controls.target, centre)
         pos = np.asarray(camera.position)
         # the centre lies between the camera and the origin: pos = s * centre with s > 1

@@ -138,7 +138,7 @@ class TwinView(widgets.VBox):
         span = float(times[-1]) if times[-1] > 0 else 1.0
         px = project_3d(x[idx][:, self.token_index], self.coords).astype(np.float32)   # (k, m, 3)
         py = project_3d(y[idx][:, self.token_index], self.coords).astype(np.float32)
-        self.cameras, self.renderers, self.groups, tracks = [], [], [], []
+        self.cameras, self.renderers, self.groups, self.controls, tracks = [], [], [], [], []
         u = -_BAR_HALF + 2 * _BAR_HALF * times / span
         bead = np.stack([u, np.full_like(u, _BAR_Y), np.full_like(u, _BAR_Z)], axis=1)
         bead = bead.astype(np.float32).ravel()
@@ -177,9 +177,9 @@ class TwinView(widgets.VBox):
             scene_children += [camera, group]
             self.cameras.append(camera)
             self.groups.append(group)
-            self._controls = getattr(self, "_controls", []) + [controls]
+            self.controls.append(controls)
         self.scene = three.Scene(children=scene_children, background="white")
-        for camera, controls in zip(self.cameras, self._controls):
+        for camera, controls in zip(self.cameras, self.controls):
             self.renderers.append(three.Renderer(camera=camera, scene=self.scene, controls=[controls],
                                                  width=width, height=height, antialias=True))
         self.tracks = tracks
