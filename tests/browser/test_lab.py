@@ -6,8 +6,12 @@ read: the exercise and theorem blocks are blocks, the dropdown solution is close
 the math is typeset and the cross-references are links, not the raw MyST source.
 
 The server gets its own workspace, user-settings (autosave off) and checkpoint folders, so the
-check neither writes into book/ nor touches the user's JupyterLab settings.  It is stopped at the end,
-also when a check fails.
+check neither writes into book/ nor touches the user's JupyterLab settings.  It is stopped at the
+end, also when a check fails.
+
+What the renderer does not do (not checked here): a {cite} shows its key, not the reference from
+references.bib, and {bibliography} shows nothing; a {prf:ref} or {ref} to another chapter shows its
+label unlinked; a {doc} link shows the file name and leads to a missing file (no .ipynb suffix).
 """
 from __future__ import annotations
 
@@ -156,7 +160,8 @@ def test_exercise_is_a_block(chapter):
     assert block.is_visible(), f"exercise {EXERCISE} is rendered but not visible"
     title = block.locator(".myst-exercise-title").text_content()
     assert title.startswith("Exercise") and "Normalization to second order" in title, (
-        f"exercise {EXERCISE}: title {title!r}, expected 'Exercise N (Normalization to second order)'")
+        f"exercise {EXERCISE}: title {title!r}, "
+        "expected 'Exercise N (Normalization to second order)'")
 
 
 def test_solution_is_a_closed_dropdown(chapter):
