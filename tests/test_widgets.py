@@ -283,9 +283,10 @@ def test_every_control_has_a_label_and_a_tooltip():
     assert len(controls) == len(dash.controls) + 1        # + the player's time readout
     for control in controls:
         assert control.description and control.tooltip, f"{type(control).__name__} unlabelled"
-    # the animation buttons (pythreejs) are labelled as a group
-    assert dash.player.action.tooltip == W.player.ACTION_TOOLTIP
-    assert "play" in dash.player.action.tooltip
+    # the animation buttons (pythreejs, icons only) are named by the text beside them
+    row = dash.player.children[1]
+    assert row.children[0] is dash.player.action and row.children[2] is dash.player.time_info
+    assert "buttons: play, pause, stop, repeat" in dash.player.time_info.value
 
 
 # ----------------------------------------------------------------------- matplotlib fallback

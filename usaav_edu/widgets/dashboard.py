@@ -59,6 +59,9 @@ RANGES = {
 #: environment variable that marks an execution whose widget state is saved into a static page
 STATIC_ENV = "USAAV_EDU_STATIC_PAGE"
 
+#: CSS class of a dashboard's root (the browser checks find dashboards by it)
+DASHBOARD_CLASS = "usaav-dashboard"
+
 #: where the static note sends the reader (the book's "Running the notebooks" section)
 RUNNING_NOTEBOOKS_URL = "widgets.html#running-notebooks"
 
@@ -220,6 +223,7 @@ class ExperimentDashboard(widgets.VBox):
         self.live = live_kernel(live)
         help_url = c.text("help_url", help_url)
         super().__init__(**kwargs)
+        self.add_class(DASHBOARD_CLASS)
         self._pending = None
         self._restoring = False
         self.last_timing: dict[str, float] = {}

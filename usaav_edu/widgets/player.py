@@ -34,9 +34,10 @@ BYTES_FIXED = 110_000
 
 LOOPS = ("LoopRepeat", "LoopOnce", "LoopPingPong")
 
-#: label of the animation buttons (pythreejs draws four icon-only buttons and offers no label
-#: for each, so the group gets one, shown as its tooltip and read by screen readers as a title)
-ACTION_TOOLTIP = "animation of the run: play, pause, stop, repeat"
+#: text beside the animation buttons, naming them.  pythreejs draws four icon-only buttons
+#: with no label of their own and offers no way to give them one; a tooltip on the action (or
+#: on the row that holds it) stops the page's widget manager from rendering the row at all
+BUTTONS_TEXT = "buttons: play, pause, stop, repeat."
 
 # heads-up time bar, in camera coordinates (camera looks down -z)
 _BAR_Z = -1.2
@@ -160,7 +161,7 @@ class TrajectoryPlayer(SphereView):
         mixer = three.AnimationMixer(self.scene)
         action = three.AnimationAction(mixer, clip, self.scene, loop=self.loop,
                                        timeScale=span / self.duration,
-                                       clampWhenFinished=True, tooltip=ACTION_TOOLTIP)
+                                       clampWhenFinished=True)
         old = (self.action, self.tracks, self._link)
         self.action, self.tracks, self.frame_indices = action, tracks, idx
         if self._link is not None:
@@ -168,7 +169,8 @@ class TrajectoryPlayer(SphereView):
         self._link = widgets.jsdlink((action, "time"), (self.time_readout, "value"))
         self.time_readout.value = 0.0
         self.time_info.value = (
-            f"<span style='font-size:12px'>press &#9654; to play t = {t[0]:g} to {t[-1]:g} "
+            f"<span style='font-size:12px'>{BUTTONS_TEXT} "
+            f"Press &#9654; to play t = {t[0]:g} to {t[-1]:g} "
             f"({len(idx)} of {n_frames} frames, {self.duration:g} s); the red bead on the bar "
             f"marks the time</span>")
         self.children = [self.children[0],
