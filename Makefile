@@ -17,6 +17,10 @@ WIDGET_JS_STAMP := node_modules/.usaav-widget-js.stamp
 # MathJax for the book's pages, served from the site too (published as <site>/mathjax/)
 BOOK_MATHJAX := _static_widgets/mathjax
 CHROMIUM := /usr/bin/chromium
+# Pages executed for the static book, its student edition and the slides have no kernel behind
+# them: ExperimentDashboard then saves its controls disabled, with a note on running the notebooks.
+# (Set on those commands only: the unit tests and nbval run the widgets as in a live kernel.)
+STATIC_PAGE := USAAV_EDU_STATIC_PAGE=1
 
 .PHONY: book test lab bench venv clean widget-js chromium book-student slides pdf setup-cells
 
@@ -56,23 +60,23 @@ chromium:
 	@test -x $(CHROMIUM) || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 
 book: venv widget-js
-	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	$(STATIC_PAGE) $(VENV)/bin/jupyter-book build . -W -n --keep-going
 
 # unit tests, then the notebooks (nbval), then the book build, then the built pages in a browser
 test: venv widget-js chromium
 	$(PY) -m pytest -q tests --ignore=tests/browser --ignore=tests/test_slides_pdf.py
 	$(PY) -m pytest -q --nbval-lax book/
-	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	$(STATIC_PAGE) $(VENV)/bin/jupyter-book build . -W -n --keep-going
 	$(PY) -m pytest -q tests/browser tests/test_slides_pdf.py
 
 # The seminar kit (README, "For instructors"): the student edition without solutions
 # (_build/student/_build/html), one reveal.js deck per chapter (_build/slides), and one PDF per
 # chapter and problem set printed by chromium from the built book (_build/pdf).
 book-student: venv widget-js
-	$(PY) tools/editions.py student -- -W -n --keep-going
+	$(STATIC_PAGE) $(PY) tools/editions.py student -- -W -n --keep-going
 
 slides: venv widget-js
-	$(PY) tools/slides.py --out _build/slides
+	$(STATIC_PAGE) $(PY) tools/slides.py --out _build/slides
 
 pdf: book chromium
 	$(PY) tools/print_pdf.py --site _build/html --out _build/pdf
