@@ -58,6 +58,7 @@ def test_one_clip_one_action_drives_both_canvases(rope_run):
     assert tw.renderers[0].scene is tw.scene and tw.renderers[1].scene is tw.scene
     assert tw.action.localRoot is tw.scene and tw.action.clip is tw.clip
     assert tw.renderers[0].camera is not tw.renderers[1].camera
+    assert "usaav-twin" in tw._dom_classes           # the browser checks find twin views by it
     # each track addresses exactly one object of that scene by name
     objects = {}
 

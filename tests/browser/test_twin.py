@@ -17,32 +17,25 @@ import pytest
 from .pages import SITE, image_change, image_stats, is_blank, is_harmless, widget_pages
 from .test_explorer import PAGE_TEMPLATE, WIDGET_JS
 
-#: text of the twin view's caption (see usaav_edu/widgets/twin.py)
-TWIN_MARK = "right the gauge coordinates"
+#: the CSS class of a twin view's root (see usaav_edu/widgets/twin.py)
+TWIN_CLASS = "usaav-twin"
 RENDER_TIMEOUT_S = 60
 
-# for each twin view, the indices of its canvases and of its play control
+# for each twin view, the indices of its canvases and of its play controls
 TWINS = """
 () => {
   const canvases = Array.from(document.querySelectorAll('canvas'));
   const plays = Array.from(document.querySelectorAll('.widget-play'));
-  const out = [];
-  for (const play of plays) {
-    let node = play;
-    while (node && !(node.querySelectorAll && node.querySelectorAll('canvas').length >= 2 &&
-                     node.textContent.includes('%s'))) node = node.parentElement;
-    if (!node) continue;
-    out.push({play: plays.indexOf(play),
-              canvases: Array.from(node.querySelectorAll('canvas')).map((c) => canvases.indexOf(c)),
-              plays: node.querySelectorAll('.widget-play').length});
-  }
-  return out;
+  return Array.from(document.querySelectorAll('.%s')).map((root) => ({
+    canvases: Array.from(root.querySelectorAll('canvas')).map((c) => canvases.indexOf(c)),
+    plays: Array.from(root.querySelectorAll('.widget-play')).map((p) => plays.indexOf(p)),
+  }));
 }
-""" % TWIN_MARK
+""" % TWIN_CLASS
 
 
 def twin_pages() -> list:
-    return [p for p in widget_pages() if TWIN_MARK in p.read_text(encoding="utf-8", errors="replace")]
+    return [p for p in widget_pages() if TWIN_CLASS in p.read_text(encoding="utf-8", errors="replace")]
 
 
 PAGES = twin_pages()
@@ -61,17 +54,19 @@ def _wait(predicate, timeout=RENDER_TIMEOUT_S, pause=0.25):
 def check_twins(page, url: str) -> int:
     """Open ``url``; play every twin view; return how many played with both canvases moving."""
     page.goto(url)
-    twins = _wait(lambda: page.evaluate(TWINS))
+    twins = _wait(lambda: (lambda ts: ts if ts and all(len(t["canvases"]) == 2 for t in ts) else None)(
+        page.evaluate(TWINS)))
+    twins = twins or page.evaluate(TWINS)
     assert twins, f"{url}: no twin view rendered"
     canvases = page.locator("canvas")
     for twin in twins:
         assert len(twin["canvases"]) == 2, f"a twin view shows {len(twin['canvases'])} canvases, not 2"
-        assert twin["plays"] == 1, f"a twin view has {twin['plays']} play controls, not 1"
+        assert len(twin["plays"]) == 1, f"a twin view has {len(twin['plays'])} play controls, not 1"
         a, b = twin["canvases"]
         before = _wait(lambda: (lambda s: s if not any(is_blank(x) for x in s) else None)(
             [canvases.nth(a).screenshot(), canvases.nth(b).screenshot()]))
         assert before, "a twin view's canvases stay blank"
-        buttons = page.locator(".widget-play").nth(twin["play"]).locator("button")
+        buttons = page.locator(".widget-play").nth(twin["plays"][0]).locator("button")
         buttons.nth(0).click()                       # play
         time.sleep(2.0)
         playing = [canvases.nth(a).screenshot(), canvases.nth(b).screenshot()]

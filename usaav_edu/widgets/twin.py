@@ -44,6 +44,8 @@ FAR = 12.0
 BYTES_FIXED_TWIN = 160_000
 BYTES_PER_TWIN_TOKEN = 5_400
 TITLES = ("contents x", "gauge coordinates y")
+#: CSS class of a twin view's root (the browser checks find twin views by it)
+TWIN_CLASS = "usaav-twin"
 
 _CAMERA = np.array([2.6, 1.5, 2.2])
 # heads-up time bar, in camera coordinates (camera looks down -z)
@@ -123,6 +125,7 @@ class TwinView(widgets.VBox):
         self.trajectory = trajectory
         self.titles = titles
         super().__init__(**kwargs)
+        self.add_class(TWIN_CLASS)
 
         labels = getattr(trajectory.model, "labels", "none")
         colors = [token_colors(trajectory.xi, labels)[i] for i in self.token_index]
