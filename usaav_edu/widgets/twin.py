@@ -32,7 +32,7 @@ import pythreejs as three
 
 from . import _checks as c
 from .colors import project_3d, token_colors
-from .player import BYTES_FIXED, BYTES_PER_TOKEN, BYTES_PER_TOKEN_FRAME, LOOPS, frames_for_budget
+from .player import BUTTONS_TEXT, BYTES_FIXED, BYTES_PER_TOKEN, BYTES_PER_TOKEN_FRAME, LOOPS, frames_for_budget
 from .scene import CIRCLE_COLOR, SPHERE_COLOR, _legend_html, _unit_circle, polyline, subsample
 
 #: distance between the two spheres' centres (the cameras see no farther than ``FAR``)
@@ -191,11 +191,12 @@ class TwinView(widgets.VBox):
         self.action = three.AnimationAction(self.mixer, self.clip, self.scene, loop=loop,
                                             timeScale=span / self.duration, clampWhenFinished=True)
         self.time_readout = widgets.FloatText(
-            description="t (paused)", disabled=True, layout=widgets.Layout(width="180px"),
+            description="t (paused)", disabled=True,
+            tooltip="model time at which the animation was paused or stopped", layout=widgets.Layout(width="180px"),
             style={"description_width": "70px"})
         self._link = widgets.jsdlink((self.action, "time"), (self.time_readout, "value"))
         self.time_info = widgets.HTML(
-            f"<span style='font-size:12px'>press &#9654; to play both views, t = {t[0]:g} to "
+            f"<span style='font-size:12px'>{BUTTONS_TEXT} Press &#9654; to play both views, t = {t[0]:g} to "
             f"{t[-1]:g} ({len(idx)} of {n_frames} frames, {self.duration:g} s); the red beads "
             f"mark the time</span>")
         heads = [widgets.HTML(f"<div style='font-weight:600;text-align:center'>{html.escape(s)}</div>")
