@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +42,53 @@ def widget_pages(site: Path = SITE) -> list[Path]:
         if WIDGET_STATE in page.read_text(encoding="utf-8", errors="replace"):
             pages.append(page)
     return pages
+
+
+def pages_with(css_class: str, site: Path = SITE) -> list[Path]:
+    """Built pages with widgets whose page source names ``css_class`` (an Explorer, a twin view...)."""
+    return [p for p in widget_pages(site) if css_class in p.read_text(encoding="utf-8", errors="replace")]
+
+
+#: the book's widget JavaScript (``make widget-js``), used by pages exported in the tests
+WIDGET_JS = ROOT / "_static_widgets" / "widgets-js"
+
+EXPORT_TEMPLATE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>{{title}}</title>
+<script src="{js}/require.js"></script>
+<script src="{js}/require-config.js"></script>
+</head><body>
+{{snippet}}
+</body></html>
+"""
+
+
+def export_page(widget, path: Path, title: str) -> Path:
+    """Write ``widget`` to ``path`` as a static page with the book's own widget JavaScript.
+
+    The state is saved without defaults, as a page that holds only what differs from them.
+    """
+    from ipywidgets.embed import dependency_state, embed_minimal_html
+
+    if not (WIDGET_JS / "embed-amd.js").is_file():
+        raise FileNotFoundError(f"{WIDGET_JS} is missing: `make widget-js` installs the widget JavaScript")
+    url = WIDGET_JS.as_uri()
+    embed_minimal_html(path, views=[widget], title=title,
+                       state=dependency_state(widget, drop_defaults=True),
+                       template=EXPORT_TEMPLATE.format(js=url), requirejs=False,
+                       embed_url=f"{url}/embed-amd.js", cors=False)
+    return path
+
+
+def wait_for(predicate, timeout: float = 60.0, pause: float = 0.25):
+    """``predicate()`` once it is truthy, polled every ``pause`` seconds for up to ``timeout``;
+    after that, its last value."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(pause)
+    return predicate()
 
 
 def widget_state(page: Path) -> dict:

@@ -19,29 +19,12 @@ import time
 
 import pytest
 
-from .pages import ROOT, SITE, is_harmless, widget_pages
+from .pages import SITE, export_page, is_harmless, pages_with, wait_for
 
-WIDGET_JS = ROOT / "_static_widgets" / "widgets-js"
 DASHBOARD_CLASS = "usaav-dashboard"
 NOTE_CLASS = "usaav-static-note"
-RENDER_TIMEOUT_S = 60
 
-PAGE_TEMPLATE = """<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>{{title}}</title>
-<script src="{js}/require.js"></script>
-<script src="{js}/require-config.js"></script>
-</head><body>
-{{snippet}}
-</body></html>
-"""
-
-
-def dashboard_pages() -> list:
-    """Built pages whose embedded widgets include an ExperimentDashboard."""
-    return [p for p in widget_pages() if DASHBOARD_CLASS in p.read_text(encoding="utf-8", errors="replace")]
-
-
-PAGES = dashboard_pages()
+PAGES = pages_with(DASHBOARD_CLASS)
 
 # what dashboard k shows: its controls (kind, disabled, value), the note, the title, the labels
 SHOWN = """
@@ -72,24 +55,14 @@ SHOWN = """
 """ % (DASHBOARD_CLASS, NOTE_CLASS)
 
 
-def _wait(predicate, timeout=RENDER_TIMEOUT_S, pause=0.25):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(pause)
-    return predicate()
-
-
 def dashboards_shown(page, url: str) -> list[dict]:
     """Open ``url``; what each dashboard shows once its controls and title have rendered."""
     page.goto(url)
-    n = _wait(lambda: page.locator("." + DASHBOARD_CLASS).count())
+    n = wait_for(lambda: page.locator("." + DASHBOARD_CLASS).count())
     assert n > 0, f"{url}: no dashboard rendered"
     shown = []
     for k in range(n):
-        info = _wait(lambda: (lambda s: s if len(s["controls"]) >= 6 and s["title"] and s["play_buttons"] else None)(
+        info = wait_for(lambda: (lambda s: s if len(s["controls"]) >= 6 and s["title"] and s["play_buttons"] else None)(
             page.evaluate(SHOWN, k)))
         assert info, f"{url}: dashboard {k} did not render its controls and energy plot"
         shown.append(info)
@@ -128,20 +101,10 @@ def check_static_dashboards(page, url: str) -> int:
 
 
 def _export(tmp_path, live: bool):
-    from ipywidgets.embed import dependency_state, embed_minimal_html
-
     from usaav_edu.widgets import ExperimentDashboard
 
-    if not (WIDGET_JS / "embed-amd.js").is_file():
-        pytest.fail(f"{WIDGET_JS} is missing: `make widget-js` installs the widget JavaScript")
     dash = ExperimentDashboard("rope", n=16, beta=2.5, t_max=1.0, n_frames=6, live=live)
-    url = WIDGET_JS.as_uri()
-    out = tmp_path / f"dashboard_{'live' if live else 'static'}.html"
-    embed_minimal_html(out, views=[dash], title="Dashboard",
-                       state=dependency_state(dash, drop_defaults=True),
-                       template=PAGE_TEMPLATE.format(js=url), requirejs=False,
-                       embed_url=f"{url}/embed-amd.js", cors=False)
-    return out
+    return export_page(dash, tmp_path / f"dashboard_{'live' if live else 'static'}.html", "Dashboard")
 
 
 def test_exported_static_dashboard_is_disabled_and_says_why(page, tmp_path):

@@ -12,35 +12,15 @@ picture must change, and the console must stay free of errors.
 """
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from .pages import ROOT, SITE, image_change, image_stats, is_blank, is_harmless, widget_pages
+from .pages import SITE, export_page, image_change, image_stats, is_blank, is_harmless, pages_with, wait_for
 
-WIDGET_JS = ROOT / "_static_widgets" / "widgets-js"
 #: the CSS class of an Explorer's root and of its run titles (see usaav_edu/widgets/explorer.py)
 EXPLORER_CLASS = "usaav-explorer"
 TITLE_CLASS = "usaav-explorer-title"
-RENDER_TIMEOUT_S = 60
 
-PAGE_TEMPLATE = """<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>{{title}}</title>
-<script src="{js}/require.js"></script>
-<script src="{js}/require-config.js"></script>
-</head><body>
-{{snippet}}
-</body></html>
-"""
-
-
-def explorer_pages() -> list:
-    """Built pages whose embedded widgets include an Explorer."""
-    return [p for p in widget_pages()
-            if TITLE_CLASS in p.read_text(encoding="utf-8", errors="replace")]
-
-
-PAGES = explorer_pages()
+PAGES = pages_with(TITLE_CLASS)
 
 # what an Explorer shows now: its title text, slider readouts, and the index of its canvas
 SHOWN = """
@@ -58,16 +38,6 @@ SHOWN = """
 """ % (EXPLORER_CLASS, TITLE_CLASS)
 
 
-def _wait(page, predicate, timeout=RENDER_TIMEOUT_S, pause=0.25):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(pause)
-    return predicate()
-
-
 def _drawn_canvas(page, k):
     """Screenshot of explorer k's canvas once it has drawn something (None if it never does)."""
     def shot():
@@ -76,13 +46,13 @@ def _drawn_canvas(page, k):
             return None
         png = page.locator("canvas").nth(info["canvas"]).screenshot()
         return None if is_blank(png) else png
-    return _wait(page, shot)
+    return wait_for(shot)
 
 
 def check_explorers(page, url: str) -> int:
     """Open ``url``; move every slider of every Explorer one step; return how many moved."""
     page.goto(url)
-    n = _wait(page, lambda: page.locator("." + EXPLORER_CLASS).count())
+    n = wait_for(lambda: page.locator("." + EXPLORER_CLASS).count())
     assert n > 0, f"{url}: no Explorer rendered"
     moved = 0
     for k in range(n):
@@ -96,7 +66,7 @@ def check_explorers(page, url: str) -> int:
             handle = sliders.nth(j).locator(".noUi-handle")
             handle.focus()
             handle.press("ArrowRight")
-            after_info = _wait(page, lambda: (lambda s: s if s["titles"] != shown["titles"]
+            after_info = wait_for(lambda: (lambda s: s if s["titles"] != shown["titles"]
                                               and len(s["titles"]) == 1 else None)(
                 page.evaluate(SHOWN, k)))
             assert after_info, f"explorer {k}, slider {j}: the title did not change ({shown['titles']})"
@@ -121,13 +91,10 @@ def check_explorers(page, url: str) -> int:
 def test_exported_explorer_switches_runs_offline(page, tmp_path):
     """A two-parameter Explorer in a page of its own, with the book's widget JavaScript."""
     import numpy as np
-    from ipywidgets.embed import dependency_state, embed_minimal_html
 
     import usaav_edu as ue
     from usaav_edu.widgets import Explorer
 
-    if not (WIDGET_JS / "embed-amd.js").is_file():
-        pytest.fail(f"{WIDGET_JS} is missing: `make widget-js` installs the widget JavaScript")
     runs = {}
     for i, beta in enumerate((0.5, 4.0)):
         for j, omega in enumerate((1.0, 3.0)):
@@ -142,12 +109,7 @@ def test_exported_explorer_switches_runs_offline(page, tmp_path):
                 t=np.linspace(0.0, 5.0, 11), x=x, xi=xi, energy=np.linspace(1.0, 1.0 + beta + omega, 11),
                 model=model, method="rk4", dt=0.1)
     explorer = Explorer(runs, ("beta", "omega"), max_bytes=1_500_000)
-    url = WIDGET_JS.as_uri()
-    out = tmp_path / "explorer.html"
-    embed_minimal_html(out, views=[explorer], title="Explorer",
-                       state=dependency_state(explorer, drop_defaults=True),
-                       template=PAGE_TEMPLATE.format(js=url), requirejs=False,
-                       embed_url=f"{url}/embed-amd.js", cors=False)
+    out = export_page(explorer, tmp_path / "explorer.html", "Explorer")
     assert check_explorers(page, out.as_uri()) == 2
 
 

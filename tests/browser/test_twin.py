@@ -14,12 +14,10 @@ import time
 
 import pytest
 
-from .pages import SITE, image_change, image_stats, is_blank, is_harmless, widget_pages
-from .test_explorer import PAGE_TEMPLATE, WIDGET_JS
+from .pages import SITE, export_page, image_change, image_stats, is_blank, is_harmless, pages_with, wait_for
 
 #: the CSS class of a twin view's root (see usaav_edu/widgets/twin.py)
 TWIN_CLASS = "usaav-twin"
-RENDER_TIMEOUT_S = 60
 
 # for each twin view, the indices of its canvases and of its play controls
 TWINS = """
@@ -34,27 +32,13 @@ TWINS = """
 """ % TWIN_CLASS
 
 
-def twin_pages() -> list:
-    return [p for p in widget_pages() if TWIN_CLASS in p.read_text(encoding="utf-8", errors="replace")]
-
-
-PAGES = twin_pages()
-
-
-def _wait(predicate, timeout=RENDER_TIMEOUT_S, pause=0.25):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(pause)
-    return predicate()
+PAGES = pages_with(TWIN_CLASS)
 
 
 def check_twins(page, url: str) -> int:
     """Open ``url``; play every twin view; return how many played with both canvases moving."""
     page.goto(url)
-    twins = _wait(lambda: (lambda ts: ts if ts and all(len(t["canvases"]) == 2 for t in ts) else None)(
+    twins = wait_for(lambda: (lambda ts: ts if ts and all(len(t["canvases"]) == 2 for t in ts) else None)(
         page.evaluate(TWINS)))
     twins = twins or page.evaluate(TWINS)
     assert twins, f"{url}: no twin view rendered"
@@ -63,7 +47,7 @@ def check_twins(page, url: str) -> int:
         assert len(twin["canvases"]) == 2, f"a twin view shows {len(twin['canvases'])} canvases, not 2"
         assert len(twin["plays"]) == 1, f"a twin view has {len(twin['plays'])} play controls, not 1"
         a, b = twin["canvases"]
-        before = _wait(lambda: (lambda s: s if not any(is_blank(x) for x in s) else None)(
+        before = wait_for(lambda: (lambda s: s if not any(is_blank(x) for x in s) else None)(
             [canvases.nth(a).screenshot(), canvases.nth(b).screenshot()]))
         assert before, "a twin view's canvases stay blank"
         buttons = page.locator(".widget-play").nth(twin["plays"][0]).locator("button")
@@ -88,22 +72,13 @@ def check_twins(page, url: str) -> int:
 
 
 def test_exported_twin_view_plays_both_views(page, tmp_path):
-    from ipywidgets.embed import dependency_state, embed_minimal_html
-
     import usaav_edu as ue
     from usaav_edu.widgets import TwinView
 
-    if not (WIDGET_JS / "embed-amd.js").is_file():
-        pytest.fail(f"{WIDGET_JS} is missing: `make widget-js` installs the widget JavaScript")
     model, x0, xi = ue.experiments.setup("rope", n=16, beta=1.0, seed=0)
     run = ue.simulate(model, x0, xi, t_max=10.0, n_frames=41, seed=0)
     twin = TwinView(run, duration=6.0)
-    url = WIDGET_JS.as_uri()
-    out = tmp_path / "twin.html"
-    embed_minimal_html(out, views=[twin], title="TwinView",
-                       state=dependency_state(twin, drop_defaults=True),
-                       template=PAGE_TEMPLATE.format(js=url), requirejs=False,
-                       embed_url=f"{url}/embed-amd.js", cors=False)
+    out = export_page(twin, tmp_path / "twin.html", "TwinView")
     assert check_twins(page, out.as_uri()) == 1
 
 
