@@ -52,8 +52,6 @@ _MESSAGES = {
     Status.MAX_STEPS: "the step budget ran out before the end time",
 }
 
-OK, NONFINITE, UNDERFLOW = Status.OK, Status.NONFINITE, Status.UNDERFLOW
-
 # The integrator loops are plain Python around a few Numba calls per stage, so
 # that any vector field (the Numba gauge field, or the NumPy field of the
 # unrotated-values variant) plugs in; the per-stage overhead, a few
