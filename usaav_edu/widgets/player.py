@@ -36,7 +36,8 @@ LOOPS = ("LoopRepeat", "LoopOnce", "LoopPingPong")
 
 #: text beside the animation buttons, naming them.  pythreejs draws four icon-only buttons
 #: with no label of their own and offers no way to give them one; a tooltip on the action (or
-#: on the row that holds it) stops the page's widget manager from rendering the row at all
+#: on the row that holds it) stops the page's widget manager from rendering the row at all.
+#: In the book's pages, _static/widget_labels.js gives each button its accessible name.
 BUTTONS_TEXT = "buttons: play, pause, stop, repeat."
 
 # heads-up time bar, in camera coordinates (camera looks down -z)
