@@ -9,9 +9,14 @@ The server gets its own workspace, user-settings (autosave off) and checkpoint f
 check neither writes into book/ nor touches the user's JupyterLab settings.  It is stopped at the
 end, also when a check fails.
 
-What the renderer does not do (not checked here): a {cite} shows its key, not the reference from
-references.bib, and {bibliography} shows nothing; a {prf:ref} or {ref} to another chapter shows its
-label unlinked; a {doc} link shows the file name and leads to a missing file (no .ipynb suffix).
+The renderer sees one notebook at a time, so the chapters spell their references out with the
+book's numbers (tools/lab_refs.py): chapter 8 is opened too, to check that a reference to another
+chapter's theorem shows the book's number and no "not found" mark, and that a link to a chapter
+opens that chapter's notebook in JupyterLab.
+
+What the renderer does not do (not checked here): a {cite} shows its key, marked "Citation Not
+Found", not the reference from references.bib, and {bibliography} shows nothing; a reference to
+another chapter's block shows its text but does not lead there.
 """
 from __future__ import annotations
 
@@ -28,12 +33,15 @@ from pathlib import Path
 
 import pytest
 
-from .pages import ROOT
+from tools import lab_refs
+
+from .pages import ROOT, SITE
 
 BOOK = ROOT / "book"
 CHAPTER = "ch01_particles.ipynb"
 EXERCISE = "ch1-ex-normalization"    # an exercise of the chapter, with a dropdown solution
 THEOREM = "ch1-thm-ascent"           # a prf:theorem of the chapter, cited by {prf:ref}
+LAST_CHAPTER = "ch08_experiments.ipynb"  # refers to blocks and chapters elsewhere in the book
 #: a phrase of the solution of EXERCISE that shows only when the dropdown is opened
 SOLUTION_PHRASE = "The layer map adds the tangent vector"
 START_TIMEOUT = 60.0                 # seconds for the server to answer
@@ -117,12 +125,22 @@ def _markdown_cells(chapter: Path) -> int:
 @pytest.fixture(scope="module")
 def chapter(lab, browser):
     """Chapter 1 open in JupyterLab, every markdown cell rendered."""
+    yield from _open(lab, browser, CHAPTER)
+
+
+@pytest.fixture(scope="module")
+def last_chapter(lab, browser):
+    """Chapter 8 (references to other chapters) open in JupyterLab, every markdown cell rendered."""
+    yield from _open(lab, browser, LAST_CHAPTER)
+
+
+def _open(lab, browser, name):
     url, token = lab
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
     try:
-        page.goto(f"{url}/lab/workspaces/check/tree/{CHAPTER}?reset&token={token}")
-        n_markdown = _markdown_cells(BOOK / CHAPTER)
+        page.goto(f"{url}/lab/workspaces/check-{Path(name).stem}/tree/{name}?reset&token={token}")
+        n_markdown = _markdown_cells(BOOK / name)
         # a markdown cell is rendered when its output area holds the renderer's content
         page.wait_for_function(
             """n => {
@@ -210,3 +228,29 @@ def test_cross_references_are_links(chapter):
     texts = [t.replace("\xa0", " ") for t in refs.all_text_contents()]
     assert texts and all(t.startswith("Theorem ") for t in texts), (
         f"{{prf:ref}}`{THEOREM}` rendered as {texts}, expected links 'Theorem N'")
+    book = lab_refs.targets(SITE)[0][THEOREM]
+    assert set(texts) == {book}, f"{{prf:ref}} to {THEOREM} shows {texts}; the book prints {book!r}"
+
+
+def test_references_to_other_chapters_show_the_books_numbers(last_chapter):
+    cross = last_chapter.locator(
+        f"{RENDERED} [title='Cross Reference Not Found']").all_text_contents()
+    assert not cross, f"{LAST_CHAPTER}: references shown as not found: {cross}"
+    text = _rendered_text(last_chapter).replace("\xa0", " ")
+    labels, _ = lab_refs.targets(SITE)
+    source = (BOOK / LAST_CHAPTER).read_text(encoding="utf-8")
+    other = sorted({m.group(3) for m in lab_refs.ROLE.finditer(source)
+                    if m.group(3) and not m.group(3).startswith("ch8-")})
+    assert other, f"{LAST_CHAPTER} refers to no block of another chapter"
+    absent = [f"{label}: {labels[label]}" for label in other if labels[label] not in text]
+    assert not absent, f"{LAST_CHAPTER}: these references do not show the book's number: {absent}"
+
+
+def test_a_chapter_link_opens_that_notebook(last_chapter):
+    link = last_chapter.locator(f"{RENDERED} a[href*='ch04_rope.ipynb']").first
+    assert link.text_content().strip() == "Chapter 4", f"link text {link.text_content()!r}"
+    link.scroll_into_view_if_needed()
+    link.click()
+    tab = last_chapter.locator(".lm-TabBar-tab", has_text="ch04_rope.ipynb")
+    tab.first.wait_for(timeout=20_000)
+    assert last_chapter.url.endswith("/tree/ch04_rope.ipynb") or tab.count() >= 1

@@ -1,0 +1,159 @@
+"""Cross-references in the notebooks that read the same in the book and in JupyterLab.
+
+The book numbers its theorems, exercises and sections within each chapter (Theorem 4.2), and
+the chapters themselves.  In JupyterLab the MyST renderer sees one notebook at a time: it numbers
+a notebook's blocks from 1, it cannot resolve a label defined in another chapter (it shows the
+bare label), and a ``{doc}`` link leads to a file name without its ``.ipynb`` suffix.  So the
+notebooks write every reference with its text spelt out, the text the book would print:
+
+* ``{prf:ref}`Theorem 4.2 <ch4-thm-conjugacy>``` and ``{ref}`Exercise 4.1 <ch4-ex-projection>```
+  (the book links them; JupyterLab shows the same words and, within a chapter, links them too);
+* ``[Chapter 2](ch02_metastability.ipynb)`` for a chapter (both open the chapter).
+
+Written by hand those numbers would go stale when a block is added; this tool fills them in from
+the built book (``make book``): it reads the number of every labelled block, section and chapter
+from the HTML pages and rewrites each reference whose text is a bare label or a number text
+("Theorem 4.2", "Section 4.5", "Chapter 2").  A reference with words of its own ("the
+conjugacy theorem <ch4-thm-conjugacy>") is left as written.
+
+    python tools/lab_refs.py            # rewrite book/*.ipynb from _build/html
+    python tools/lab_refs.py --check    # exit 1 and list every reference whose text is stale
+
+After a change in the numbering: ``make book``, then this tool, then ``make book`` again.
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+SITE = ROOT / "_build" / "html"
+
+#: ``{prf:ref}`label``` or ``{prf:ref}`text <label>```, the same for ``{ref}``
+ROLE = re.compile(r"\{(prf:ref|ref)\}`([^`<]*?)\s*(?:<([^`<>]+)>)?`")
+DOC_ROLE = re.compile(r"\{doc\}`([^`<]*?)\s*(?:<([^`<>]+)>)?`")
+CHAPTER_LINK = re.compile(r"\[Chapter ([0-9]+)\]\(([\w-]+)\.ipynb\)")
+#: texts the tool owns: a kind and a number, as the book prints them
+NUMBER_TEXT = re.compile(r"^[A-Z][a-z]+ [0-9]+(\.[0-9]+)*$")
+
+_ADMONITION = re.compile(
+    r'<div class="[^"]*\badmonition\b[^"]*" id="([^"]+)">\s*<p class="admonition-title">'
+    r'<span class="caption-number">([^<]+)</span>')
+_SECTION = re.compile(
+    r'<span id="([^"]+)"></span><h[1-6]><span class="section-number">([0-9.]+?)\.? </span>')
+_CHAPTER = re.compile(r'<h1><span class="section-number">([0-9]+)\. </span>')
+
+
+def targets(site: Path = SITE) -> tuple[dict[str, str], dict[str, str]]:
+    """What the built book prints for each label and each chapter.
+
+    Returns ``(labels, chapters)``: ``labels`` maps a block's or section's label to its number
+    text ("Theorem 4.2", "Exercise 4.1", "Section 4.5"), ``chapters`` maps a chapter's file stem
+    to "Chapter 4".  Read from the HTML pages under ``site/book``.
+    """
+    pages = sorted((Path(site) / "book").glob("*.html"))
+    if not pages:
+        raise FileNotFoundError(f"site={site} holds no built pages under book/: run `make book`")
+    labels: dict[str, str] = {}
+    chapters: dict[str, str] = {}
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for label, caption in _ADMONITION.findall(text):
+            labels[label] = html.unescape(caption).strip()
+        for label, number in _SECTION.findall(text):
+            labels.setdefault(label, f"Section {number}")
+        m = _CHAPTER.search(text)
+        if m:
+            chapters[page.stem] = f"Chapter {m.group(1)}"
+    return labels, chapters
+
+
+def rewrite(text: str, labels: dict[str, str], chapters: dict[str, str]) -> tuple[str, list[str]]:
+    """``text`` with every reference it owns spelt out; also the list of changes made."""
+    changes: list[str] = []
+
+    def role(m: re.Match) -> str:
+        kind, first, label = m.group(1), m.group(2).strip(), m.group(3)
+        shown = first if label else None
+        label = label or first
+        if label not in labels or (shown is not None and not NUMBER_TEXT.match(shown)):
+            return m.group(0)
+        new = f"{{{kind}}}`{labels[label]} <{label}>`"
+        if new != m.group(0):
+            changes.append(f"{m.group(0)} -> {new}")
+        return new
+
+    def doc(m: re.Match) -> str:
+        stem = (m.group(2) or m.group(1)).strip()
+        if stem not in chapters:
+            return m.group(0)
+        new = f"[{chapters[stem]}]({stem}.ipynb)"
+        changes.append(f"{m.group(0)} -> {new}")
+        return new
+
+    def link(m: re.Match) -> str:
+        stem = m.group(2)
+        if stem not in chapters:
+            return m.group(0)
+        new = f"[{chapters[stem]}]({stem}.ipynb)"
+        if new != m.group(0):
+            changes.append(f"{m.group(0)} -> {new}")
+        return new
+
+    text = ROLE.sub(role, text)
+    text = DOC_ROLE.sub(doc, text)
+    text = CHAPTER_LINK.sub(link, text)
+    return text, changes
+
+
+def rewrite_notebook(path: Path, labels: dict[str, str], chapters: dict[str, str],
+                     write: bool = True) -> list[str]:
+    """Rewrite the markdown cells of one notebook (atomically); return the changes."""
+    raw = path.read_text(encoding="utf-8")
+    nb = json.loads(raw)
+    changes: list[str] = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        source = "".join(cell["source"])
+        new, done = rewrite(source, labels, chapters)
+        if done:
+            changes += done
+            cell["source"] = new.splitlines(keepends=True)
+    if changes and write:
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    return changes
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--site", type=Path, default=SITE, help="the built book (default: %(default)s)")
+    ap.add_argument("--book", type=Path, default=BOOK, help="the notebooks (default: %(default)s)")
+    ap.add_argument("--check", action="store_true", help="change nothing; exit 1 when stale")
+    args = ap.parse_args(argv)
+    try:
+        labels, chapters = targets(args.site)
+    except FileNotFoundError as exc:
+        print(f"lab_refs: {exc}", file=sys.stderr)
+        return 2
+    stale = 0
+    for path in sorted(args.book.glob("*.ipynb")):
+        changes = rewrite_notebook(path, labels, chapters, write=not args.check)
+        stale += len(changes)
+        for change in changes:
+            print(f"{path.name}: {change}")
+    verb = "stale" if args.check else "rewritten"
+    print(f"{stale} references {verb}")
+    return 1 if (args.check and stale) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
