@@ -162,6 +162,15 @@ def test_split_solutions_removes_plain_colon_and_gated_blocks():
     assert any("S3 text" in r for r in removed)
 
 
+def test_answer_notes_are_removed_like_solutions():
+    text = ("Question?\n\n:::{admonition} Answer note\n:class: dropdown answer-note\n"
+            "The gauge point is uniform on the sphere.\n:::\n\n"
+            ":::{admonition} A remark\n:class: dropdown\nKept for students.\n:::\n")
+    out, removed, _ = editions.split_solutions(text)
+    assert "uniform on the sphere" not in out and "Kept for students." in out
+    assert len(removed) == 1 and "uniform on the sphere" in removed[0]
+
+
 def test_gated_solution_across_notebook_cells_is_removed():
     nb = {"cells": [
         {"cell_type": "markdown", "source": "Ex\n```{solution-start} e\n:class: dropdown\n```\nWords"},

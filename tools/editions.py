@@ -38,6 +38,9 @@ TOOL_KEYS = ("title_suffix", "toc_exclude")
 #: text files of a built site that may carry page text
 SITE_SUFFIXES = {".html", ".js", ".ipynb", ".md", ".txt", ".json"}
 MIN_PROBE = 24
+#: class that marks an admonition as an answer note for instructors (the instructor guide's notes
+#: on its discussion questions): removed and checked like a solution
+ANSWER_CLASS = "answer-note"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -96,6 +99,17 @@ def _fence_end(lines: list[str], start: int, fence: str) -> int:
     return len(lines) - 1
 
 
+def _classes(lines: list[str], start: int) -> set[str]:
+    """The classes named by the ``:class:`` option of the directive opened at ``lines[start]``."""
+    for line in lines[start + 1:]:
+        m = re.match(r"^\s*:([\w-]+):\s*(.*)$", line)
+        if not m:
+            break
+        if m.group(1) == "class":
+            return set(m.group(2).split())
+    return set()
+
+
 def split_solutions(text: str, gated: bool = False) -> tuple[str, list[str], bool]:
     """Remove solution blocks from MyST text.
 
@@ -118,7 +132,8 @@ def split_solutions(text: str, gated: bool = False) -> tuple[str, list[str], boo
                 removed.append(lines[k])
                 k += 1
             continue
-        if name == "solution":
+        if name == "solution" or (name in ("admonition", "dropdown")
+                                  and ANSWER_CLASS in _classes(lines, k)):
             end = _fence_end(lines, k, m.group(1))
             removed.append("\n".join(lines[k + 1:end]))
             k = end + 1
