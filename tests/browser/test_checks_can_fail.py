@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import base64
 
-from .pages import image_change, is_blank, is_harmless
+from .pages import image_change, is_blank, is_harmless, is_harmless_warning
 
 BLANK_PAGE = ("<html><body style='margin:0'><canvas id='c' width='300' height='200'></canvas>"
               "<script>const g=document.getElementById('c').getContext('webgl');"
@@ -36,4 +36,5 @@ def test_drawn_canvas_is_not_blank_and_changes_are_seen(page):
 def test_unknown_console_errors_are_not_harmless():
     assert not is_harmless("Uncaught TypeError: x is undefined")
     assert not is_harmless("Failed to load resource: net::ERR_FILE_NOT_FOUND", "file:///a/b.js")
-    assert is_harmless("Identifier 'THEBE_JS_URL' has already been declared")
+    assert not is_harmless("Identifier 'THEBE_JS_URL' has already been declared")
+    assert not is_harmless_warning("(strictTypes)", "file:///s/book/ch01_particles.html")
