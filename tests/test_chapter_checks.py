@@ -76,7 +76,8 @@ def bare_checks(nb):
     return found
 
 
-@pytest.mark.parametrize("chapter", sorted(PERTURBED) + ["widgets"])
+@pytest.mark.parametrize("chapter", sorted(PERTURBED) + ["widgets"] + sorted(
+    f"primers/{p.stem}" for p in BOOK.glob("primers/*.ipynb")))
 def test_every_check_carries_a_message_with_values(chapter):
     bare = bare_checks(nbformat.read(BOOK / f"{chapter}.ipynb", as_version=4))
     assert not bare, f"{chapter}: {len(bare)} asserts without a message that formats a value, first {bare[0]}"

@@ -82,10 +82,17 @@ def test_notebooks_are_rewritten_in_place_and_only_their_markdown(tmp_path):
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     path = tmp_path / "ch08.ipynb"
     path.write_text(json.dumps(nb, indent=1) + "\n", encoding="utf-8")
-    assert lab_refs.rewrite_notebook(path, LABELS, CHAPTERS, write=False)
+    assert lab_refs.rewrite_notebook(path, LABELS, CHAPTERS, write=False, book=tmp_path)
     assert json.loads(path.read_text())["cells"][0]["source"] == ["{doc}`ch04_rope`\n"]
-    lab_refs.rewrite_notebook(path, LABELS, CHAPTERS)
+    lab_refs.rewrite_notebook(path, LABELS, CHAPTERS, book=tmp_path)
     cells = json.loads(path.read_text())["cells"]
     assert cells[0]["source"] == ["[Chapter 4](ch04_rope.ipynb)\n"]
     assert cells[1]["source"] == ["# {doc}`ch04_rope`\n"]
     assert [p.name for p in tmp_path.iterdir()] == ["ch08.ipynb"]
+
+
+def test_a_notebook_one_folder_down_links_up():
+    assert lab_refs.rewrite("{doc}`ch04_rope`", LABELS, CHAPTERS, up="../")[0] == \
+        "[Chapter 4](../ch04_rope.ipynb)"
+    assert lab_refs.rewrite("[Chapter 3](../ch04_rope.ipynb)", LABELS, CHAPTERS, up="../")[0] == \
+        "[Chapter 4](../ch04_rope.ipynb)"

@@ -38,7 +38,7 @@ SITE = ROOT / "_build" / "html"
 #: ``{prf:ref}`label``` or ``{prf:ref}`text <label>```, the same for ``{ref}``
 ROLE = re.compile(r"\{(prf:ref|ref)\}`([^`<]*?)\s*(?:<([^`<>]+)>)?`")
 DOC_ROLE = re.compile(r"\{doc\}`([^`<]*?)\s*(?:<([^`<>]+)>)?`")
-CHAPTER_LINK = re.compile(r"\[Chapter ([0-9]+)\]\(([\w-]+)\.ipynb\)")
+CHAPTER_LINK = re.compile(r"\[Chapter ([0-9]+)\]\(((?:\.\./)*)([\w-]+)\.ipynb\)")
 #: texts the tool owns: a kind and a number, as the book prints them
 NUMBER_TEXT = re.compile(r"^[A-Z][a-z]+ [0-9]+(\.[0-9]+)*$")
 
@@ -74,8 +74,12 @@ def targets(site: Path = SITE) -> tuple[dict[str, str], dict[str, str]]:
     return labels, chapters
 
 
-def rewrite(text: str, labels: dict[str, str], chapters: dict[str, str]) -> tuple[str, list[str]]:
-    """``text`` with every reference it owns spelt out; also the list of changes made."""
+def rewrite(text: str, labels: dict[str, str], chapters: dict[str, str],
+            up: str = "") -> tuple[str, list[str]]:
+    """``text`` with every reference it owns spelt out; also the list of changes made.
+
+    ``up`` is the path from the notebook's folder to ``book/`` ("../" for book/primers/).
+    """
     changes: list[str] = []
 
     def role(m: re.Match) -> str:
@@ -93,15 +97,15 @@ def rewrite(text: str, labels: dict[str, str], chapters: dict[str, str]) -> tupl
         stem = (m.group(2) or m.group(1)).strip()
         if stem not in chapters:
             return m.group(0)
-        new = f"[{chapters[stem]}]({stem}.ipynb)"
+        new = f"[{chapters[stem]}]({up}{stem}.ipynb)"
         changes.append(f"{m.group(0)} -> {new}")
         return new
 
     def link(m: re.Match) -> str:
-        stem = m.group(2)
-        if stem not in chapters:
+        stem = m.group(3)
+        if stem not in chapters or m.group(2) != up:
             return m.group(0)
-        new = f"[{chapters[stem]}]({stem}.ipynb)"
+        new = f"[{chapters[stem]}]({up}{stem}.ipynb)"
         if new != m.group(0):
             changes.append(f"{m.group(0)} -> {new}")
         return new
@@ -112,9 +116,16 @@ def rewrite(text: str, labels: dict[str, str], chapters: dict[str, str]) -> tupl
     return text, changes
 
 
+def notebooks(book: Path = BOOK) -> list[Path]:
+    """The book's notebooks: ``book/*.ipynb`` and those one folder down (the primers)."""
+    return sorted(Path(book).glob("*.ipynb")) + sorted(Path(book).glob("*/*.ipynb"))
+
+
 def rewrite_notebook(path: Path, labels: dict[str, str], chapters: dict[str, str],
-                     write: bool = True) -> list[str]:
+                     write: bool = True, book: Path = BOOK) -> list[str]:
     """Rewrite the markdown cells of one notebook (atomically); return the changes."""
+    depth = len(Path(path).resolve().parent.relative_to(Path(book).resolve()).parts)
+    up = "../" * depth
     raw = path.read_text(encoding="utf-8")
     nb = json.loads(raw)
     changes: list[str] = []
@@ -122,7 +133,7 @@ def rewrite_notebook(path: Path, labels: dict[str, str], chapters: dict[str, str
         if cell["cell_type"] != "markdown":
             continue
         source = "".join(cell["source"])
-        new, done = rewrite(source, labels, chapters)
+        new, done = rewrite(source, labels, chapters, up)
         if done:
             changes += done
             cell["source"] = new.splitlines(keepends=True)
@@ -145,8 +156,8 @@ def main(argv=None) -> int:
         print(f"lab_refs: {exc}", file=sys.stderr)
         return 2
     stale = 0
-    for path in sorted(args.book.glob("*.ipynb")):
-        changes = rewrite_notebook(path, labels, chapters, write=not args.check)
+    for path in notebooks(args.book):
+        changes = rewrite_notebook(path, labels, chapters, write=not args.check, book=args.book)
         stale += len(changes)
         for change in changes:
             print(f"{path.name}: {change}")
