@@ -44,7 +44,8 @@ HEADER = """\
 
 Every definition, lemma, proposition, theorem and corollary of the book, chapter by chapter, in
 the order in which they appear. Each link opens the statement; the proofs follow the statements
-in the chapters. There are {total} results: {counts}.
+in the chapters.
+There are {total} results: {counts}.
 
 This page is generated from the chapters by `tools/results_index.py`.
 """
