@@ -1,4 +1,4 @@
-"""The ``usaav-edu`` command.
+"""The ``usaav-edu`` command::
 
     usaav-edu simulate --model rope --n 64 --d 3 --beta 1 --tau 20 --seed 0 --out run.npz
     usaav-edu bench

@@ -17,7 +17,7 @@ from .dynamics.energy import energy_bound
 from .models import require_model
 from .trajectory import Trajectory
 
-#: entries of a block of pairwise values held at once (2**21 float64: 16 MB)
+#: entries of a block of pairwise values held at once (2**21 float64, 16 MB)
 BLOCK_ENTRIES = 2 ** 21
 
 

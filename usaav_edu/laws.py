@@ -273,7 +273,7 @@ def seam_curve(k, b=0.3):
     """``k`` points tracing the closed 'tennis-ball seam' on S^2, equally spaced in the parameter.
 
     ``x = a cos t + b cos 3t, y = a sin t - b sin 3t, z = 2 sqrt(a b) sin 2t`` with
-    ``a = 1 - b``; |x| = 1 exactly since ``(a + b)^2 = 1``.  ``b`` in (0, 1/2].
+    ``a = 1 - b``; ``|x| = 1`` exactly since ``(a + b)^2 = 1``.  ``b`` in (0, 1/2].
     """
     k = v.integer("k", k, minimum=1)
     b = v.real_scalar("b", b, minimum=0.0, strict=True, maximum=0.5)

@@ -3,7 +3,7 @@
 The book introduces tokens with auxiliary variables in chapter 3 and each gauge
 and bias in chapters 4 to 7.
 
-A model is the interaction kernel
+A model is the interaction kernel ::
 
     h((x, xi), (y, zeta)) = b(xi, zeta) * phi(<G(xi) x, G(zeta) y>)
 
@@ -93,7 +93,7 @@ class Model:
     # ------------------------------------------------------------------ labels
     @property
     def labels(self):
-        """What ``xi`` means: ``"none"``, ``"position"`` or ``"prompt"``."""
+        """What ``xi`` means (``"none"``, ``"position"`` or ``"prompt"``)."""
         if self.gauge == "frames":
             return "prompt"
         if self.gauge == "rope" or self.bias != "none":

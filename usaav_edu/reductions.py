@@ -3,13 +3,13 @@
 Small pure functions that the first chapters put beside full simulations:
 
 * the **equiangular reduction** (chapter 1 of the book): if every pair of tokens has the same
-  inner product ``r``, it stays so, and
+  inner product ``r``, it stays so, and ::
 
       USA:  dr/dt = (2/n) e^{beta r} (1 - r) ((n - 1) r + 1)
       SA:   dr/dt = 2 e^{beta r} (1 - r) ((n - 1) r + 1) / (e^beta + (n - 1) e^{beta r})
 
   solved here by RK4 on the scalar (closed form at beta = 0);
-* the **circle form** (d = 2, ``x = (cos theta, sin theta)``):
+* the **circle form** (d = 2, ``x = (cos theta, sin theta)``)::
 
       dtheta_i/dt = (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i),
 
@@ -70,7 +70,7 @@ def equiangular_closed_form(t, n, r0=0.0):
     """The exact solution at ``beta = 0`` (USA and SA coincide there).
 
     With ``a = n - 1`` the equation ``dr/dt = (2/n)(1 - r)(a r + 1)`` separates:
-    ``(a r + 1)/(1 - r) = K e^{2t}``, ``K = (a r0 + 1)/(1 - r0)``, hence
+    ``(a r + 1)/(1 - r) = K e^{2t}``, ``K = (a r0 + 1)/(1 - r0)``, hence ::
 
         r(t) = (K e^{2t} - 1) / (a + K e^{2t}).
     """
@@ -237,7 +237,7 @@ def two_cluster_rate(theta, p, beta, normalization="usa"):
     """``dtheta/dt`` for two Dirac clusters at angle ``theta`` with masses ``p`` and ``1 - p``.
 
     Two point clusters stay point clusters and move in the plane they span, so their angle
-    obeys a scalar equation:
+    obeys a scalar equation::
 
         USA:  dtheta/dt = -e^{beta cos theta} sin theta
         SA:   dtheta/dt = -sin theta e^{beta c} [ (1-p) / (p e^beta + (1-p) e^{beta c})

@@ -75,7 +75,9 @@ def energy(model, x, xi=None):
 
 
 def energy_bound(model, xi, n=None):
-    """An upper bound of E_h for ``n`` tokens with labels ``xi`` (see :func:`usaav_edu.dynamics.energy_bound`).
+    """An upper bound of E_h for ``n`` tokens with labels ``xi``.
+
+    See :func:`usaav_edu.dynamics.energy.energy_bound` for the bound.
 
     ``xi`` is a 1-D array with one label per token (then ``n``, if given, must
     be its length), or None for models without labels (then ``n`` is required).
@@ -137,7 +139,7 @@ def default_dt(model, xi):
 
 
 DEFAULT_MAX_STEPS = 10 ** 6
-"""The default cap on the steps of one :func:`simulate` call.
+"""The default cap on the steps of one :func:`~usaav_edu.simulate` call.
 
 A step is one RK4 step (4 velocity evaluations) or one Dormand-Prince trial
 step (7 evaluations).  10^6 RK4 steps take about half a minute at n = 32 and
@@ -146,7 +148,8 @@ needs at most a few ten thousand.
 """
 
 NEVER = 2.0 ** 63
-"""Runs estimated beyond this many steps are refused even with ``max_steps=None``: they cannot end."""
+"""Runs estimated beyond this many steps are refused even with ``max_steps=None``
+(they cannot end)."""
 
 DOPRI5_STABILITY = 3.3
 """Dormand-Prince 5(4) is stable for ``h * rate`` up to about 3.3 on the negative real axis."""
@@ -155,9 +158,9 @@ RK4_STABILITY = 2.785
 """RK4 is stable for ``h * rate`` up to about 2.785 on the negative real axis."""
 
 ENERGY_RTOL = 1e-10
-"""The relative fall of the energy between two frames that :func:`simulate` tolerates.
+"""The relative fall of the energy between two frames that :func:`~usaav_edu.simulate` tolerates.
 
-See :func:`_energy_tolerance`."""
+See ``_energy_tolerance``."""
 
 
 def _rk4_steps(t_max, n_frames, step):
@@ -281,21 +284,33 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
 
     Parameters
     ----------
-    model : a Model from :mod:`usaav_edu.models`.
-    x0 : (n, d) unit vectors (not renormalized: a non-unit row is an error).
-    xi : (n,) labels: positions (float) or prompt ids (int); None for models without labels.
-    t_max : final time, > 0.
-    dt : RK4 step bound (default :func:`default_dt`).  The step used is
+    model
+        A Model from :mod:`usaav_edu.models`.
+    x0
+        (n, d) unit vectors (not renormalized: a non-unit row is an error).
+    xi
+        (n,) labels: positions (float) or prompt ids (int); None for models without labels.
+    t_max
+        Final time, > 0.
+    dt
+        RK4 step bound (default :func:`~usaav_edu.solver.default_dt`).  The step used is
         ``t_max / (steps)``, the largest step <= dt that lands on every frame;
         it is recorded in ``Trajectory.dt``.  For dopri5 ``dt`` is the first trial step.
-    method : "rk4" (fixed step) or "dopri5" (adaptive Dormand-Prince 5(4)).
-    n_frames : number of stored frames, equally spaced on [0, t_max], >= 2.
-    rtol, atol : dopri5 tolerances.
-    frozen : optional (n,) bool: tokens that attend (enter every sum) but never move.
-    seed : provenance only: the seed that generated x0, stored in the Trajectory.
-    progress : show a progress bar of the simulated time on stderr, updated during
+    method
+        "rk4" (fixed step) or "dopri5" (adaptive Dormand-Prince 5(4)).
+    n_frames
+        Number of stored frames, equally spaced on [0, t_max], >= 2.
+    rtol, atol
+        The dopri5 tolerances.
+    frozen
+        Optional (n,) bool: tokens that attend (enter every sum) but never move.
+    seed
+        Provenance only: the seed that generated x0, stored in the Trajectory.
+    progress
+        Show a progress bar of the simulated time on stderr, updated during
         frames, for runs longer than a second.
-    max_steps : the most steps the run may take (default ``DEFAULT_MAX_STEPS`` = 10^6;
+    max_steps
+        The most steps the run may take (default ``DEFAULT_MAX_STEPS`` = 10^6;
         None: no cap).  The work is estimated before integrating: RK4 takes
         exactly ``(n_frames - 1) * steps per frame`` steps; for dopri5 the
         estimate is ``n_frames - 1 + t_max * rate / 3.3`` with the rate at
@@ -306,14 +321,16 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
 
     Raises
     ------
-    TypeError, ValueError for bad input or a run estimated beyond ``max_steps``;
-    IntegrationError when the state becomes non-finite, the adaptive step
-    underflows or exceeds ``max_steps``, or the energy falls.  For every model
-    but the ``rotate_values=False`` variant the dynamics raises the energy
-    (USA is its gradient ascent, SA a gradient ascent in another metric), so
-    after every frame the energy is compared with the previous frame's: a fall
-    beyond round-off (:func:`_energy_tolerance`) means the step was unstable.
-    The variant is not a gradient flow and is not checked.
+    TypeError, ValueError
+        For bad input or a run estimated beyond ``max_steps``.
+    IntegrationError
+        When the state becomes non-finite, the adaptive step
+        underflows or exceeds ``max_steps``, or the energy falls.  For every model
+        but the ``rotate_values=False`` variant the dynamics raises the energy
+        (USA is its gradient ascent, SA a gradient ascent in another metric), so
+        after every frame the energy is compared with the previous frame's: a fall
+        beyond round-off (``_energy_tolerance``) means the step was unstable.
+        The variant is not a gradient flow and is not checked.
     """
     from . import __version__
 

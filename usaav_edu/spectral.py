@@ -3,7 +3,7 @@
 Tokens carry positions ``xi`` and interact through ``h = b(xi - zeta) phi(<x, y>)``.
 On ``n`` equally spaced positions of a circle, ``xi_j = j L / n`` (period ``L``, default
 ``2 pi``), with an even ``L``-periodic bias ``b``, the bias matrix ``B_ij = b(xi_i - xi_j)`` is
-circulant and the linear energy diagonalizes in Fourier modes:
+circulant and the linear energy diagonalizes in Fourier modes::
 
     E = (1 / (2 n^2)) sum_ij b(xi_i - xi_j) <x_i, x_j> = 1/2 sum_k hat b(k) |hat m(k)|^2,
 
@@ -76,15 +76,20 @@ def bias_fourier(b, n, period=TWO_PI):
 
     Parameters
     ----------
-    b : callable, vectorized: ``b(dxi)`` for an array of position differences; it should be
+    b : callable
+        Vectorized: ``b(dxi)`` for an array of position differences; it should be
         even and ``period``-periodic (only its samples ``b(l L / n)`` are used).
-    n : number of positions, >= 1.
-    period : the period L of the positions, > 0.
+    n : int
+        Number of positions, >= 1.
+    period : float
+        The period L of the positions, > 0.
 
     Returns
     -------
-    k : (n,) int array of frequencies in increasing order.
-    bhat : (n,) array of coefficients (real when the samples are even, ``b(lL/n) = b((n-l)L/n)``;
+    k : (n,) int array
+        Frequencies in increasing order.
+    bhat : (n,) array
+        Coefficients (real when the samples are even, ``b(lL/n) = b((n-l)L/n)``;
         complex otherwise).
     """
     if not callable(b):

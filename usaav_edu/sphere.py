@@ -37,7 +37,7 @@ def make_rng(seed, name="seed"):
 
 
 def uniform(n, d, seed=None):
-    """``n`` independent points uniform on ``S^{d-1}``: x = g / |g|, g standard normal.
+    """``n`` independent points uniform on ``S^{d-1}``: ``x = g / |g|``, g standard normal.
 
     ``seed`` (see :func:`make_rng`) is passed to ``numpy.random.default_rng``; the same
     seed gives the same points bit for bit.

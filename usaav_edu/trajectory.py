@@ -30,18 +30,30 @@ class Trajectory:
 
     Attributes
     ----------
-    t : (F,) frame times, from 0 to t_max.
-    x : (F, n, d) token contents x_i(t) on the sphere.
-    xi : (n,) the frozen labels (positions or prompt ids).
-    energy : (F,) the energy E_h at each frame.
-    model : the Model that was simulated.
-    method : "rk4" or "dopri5".
-    dt : the RK4 step used (None for dopri5).
-    rtol, atol : dopri5 tolerances (None for rk4).
-    frozen : (n,) bool, tokens that attend but never move.
-    seed : the seed recorded by the caller for the initial state (or None).
-    n_rhs : number of right-hand-side evaluations.
-    version : the usaav_edu version that produced it.
+    t
+        (F,) frame times, from 0 to t_max.
+    x
+        (F, n, d) token contents x_i(t) on the sphere.
+    xi
+        (n,) the frozen labels (positions or prompt ids).
+    energy
+        (F,) the energy E_h at each frame.
+    model
+        The Model that was simulated.
+    method
+        "rk4" or "dopri5".
+    dt
+        The RK4 step used (None for dopri5).
+    rtol, atol
+        The dopri5 tolerances (None for rk4).
+    frozen
+        (n,) bool, tokens that attend but never move.
+    seed
+        The seed recorded by the caller for the initial state (or None).
+    n_rhs
+        Number of right-hand-side evaluations.
+    version
+        The usaav_edu version that produced it.
     """
 
     t: np.ndarray

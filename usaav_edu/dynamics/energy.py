@@ -1,6 +1,6 @@
 """The particle energy E_h and its bound.
 
-For particles ``z_i = (x_i, xi_i)`` the energy of the USA-AV model (chapter 3 of the book) is
+For particles ``z_i = (x_i, xi_i)`` the energy of the USA-AV model (chapter 3 of the book) is ::
 
     E_h = (1 / (2 n^2)) sum_{i,j} b_ij phi(<y_i, y_j>),    y_i = G(xi_i) x_i.
 

@@ -3,7 +3,7 @@
 ``math.exp`` inside a Numba loop is a call into libm and blocks SIMD
 vectorization (there is no SVML here).  The kernel therefore evaluates
 ``exp`` with plain, branch-free arithmetic that LLVM inlines into the
-caller's loop and vectorizes (four doubles per AVX2 register):
+caller's loop and vectorizes (four doubles per AVX2 register)::
 
     exp(x) = 2**k * p(r),   k = round(x / ln 2),   r = x - k ln 2,
 

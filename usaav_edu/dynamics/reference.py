@@ -1,7 +1,7 @@
 """A plain NumPy reference of the model, in content coordinates (for tests).
 
 It evaluates the formulas of the USA-AV model (chapter 3 of the book) literally, without the gauge
-change of variables that the Numba kernel uses:
+change of variables that the Numba kernel uses::
 
     dx_i/dt = P_{x_i}( (1/N_i) sum_j grad_x h((x_i, xi_i), (x_j, xi_j)) ),
     grad_x h = b_ij phi'(<G_i x_i, G_j x_j>) G_i^T G_j x_j,

@@ -21,7 +21,7 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
 * SIMD loops.  For a row ``i`` the single-row loop over ``j`` computes
   ``t = <beta log2(e) y_i, y_j>`` (the constants are folded into ``y_i``
   once per row), the weight ``w = 2**t = exp(beta <y_i, y_j>)`` with the
-  inlined, branch-free :func:`fastexp.fexp2_in_range`, and both updates, all in
+  inlined, branch-free :func:`.fastexp.fexp2_in_range`, and both updates, all in
   registers; LLVM vectorizes it to AVX2 (4 pairs per instruction).  The
   loops run over array slices indexed from 0, so Numba emits no
   negative-index wraparound and LLVM sees plain counted loops.
@@ -49,8 +49,8 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
   ``tests/test_kernel.py`` checks this in a fresh process.  (This is also
   why :func:`row3_pair` repeats the set-up lines of :func:`row3` instead of
   calling helpers: split into separate functions it ran about 9% slower.)
-* Range.  :func:`fastexp.fexp2_in_range` is the saturating
-  :func:`fastexp.fexp2` without its two selects, which would cost about 9%
+* Range.  :func:`.fastexp.fexp2_in_range` is the saturating
+  :func:`.fastexp.fexp2` without its two selects, which would cost about 9%
   of the throughput; it is correct for ``-1022 <= t < 1024``.  Once per call
   :func:`fast_range` checks ``|beta| log2(e) max_i |y_i|^2 <= T_FAST``,
   which bounds every ``|t|``; on the sphere this holds for ``|beta| <= 707``
@@ -457,7 +457,8 @@ def fast_range(yt, beta, linear):
 
 @njit(cache=True, fastmath=IEEE)
 def saturated_chunk_sums(yt, bias, has_bias, beta, linear):
-    """All pairs ``i < j`` with the saturating :func:`fastexp.fexp2` (plain loops): one chunk buffer.
+    """All pairs ``i < j`` with the saturating :func:`.fastexp.fexp2` (plain loops): one chunk
+    buffer.
 
     For states outside :func:`fast_range`: weights beyond the double range are
     ``inf`` or ``0`` (and ``nan`` stays ``nan``), as the exact exponential's
@@ -503,7 +504,7 @@ def pair_sums(yt, bias, has_bias, beta, linear):
     ``yt`` holds the gauge coordinates as a ``(d, n)`` array (one row per
     coordinate).  ``bias`` is the symmetric ``(n, n)`` bias matrix when
     ``has_bias`` (any 2-D array otherwise).  Weights beyond the double range
-    are ``inf`` or ``0`` (:func:`fastexp.fexp2`).  Serial below
+    are ``inf`` or ``0`` (:func:`.fastexp.fexp2`).  Serial below
     ``PARALLEL_MIN`` tokens, parallel above.
     """
     d, n = yt.shape

@@ -1,7 +1,7 @@
 """The "values not rotated" variant of a gauge model (an exploration, not a gradient flow).
 
 Real transformers rotate queries and keys by RoPE but not values.  The
-variant keeps the gauge in the weights only:
+variant keeps the gauge in the weights only::
 
     dx_i/dt = P_{x_i}( (1/N_i) sum_j b_ij phi'(<G_i x_i, G_j x_j>) x_j ),
 

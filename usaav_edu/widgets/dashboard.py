@@ -179,7 +179,8 @@ class ExperimentDashboard(widgets.VBox):
     ----------
     name : str
         Initial experiment (see ``usaav_edu.experiments.setup``).
-    n, beta, omega, n_prompts, seed : initial control values, within the controls' ranges
+    n, beta, omega, n_prompts, seed : int or float
+        Initial control values, within the controls' ranges
         ``RANGES`` (n in [8, 256], beta in [0.1, 8], omega in [0.25, 4], n_prompts in [1, 8],
         seed in [0, 10000]); a value outside is refused, not moved to the nearest end.
     d : int
@@ -195,7 +196,8 @@ class ExperimentDashboard(widgets.VBox):
     live : bool or None
         True: controls enabled (a Python kernel answers them).  False: a static page; controls
         disabled and a note pointing to "Running the notebooks".  None (default): read the
-        environment variable ``USAAV_EDU_STATIC_PAGE`` (see :func:`live_kernel`).
+        environment variable ``USAAV_EDU_STATIC_PAGE`` (see
+        :func:`~usaav_edu.widgets.dashboard.live_kernel`).
     help_url : str
         Link of the static note (default the book's "Running the notebooks" section).
     """

@@ -237,10 +237,11 @@ class Explorer(widgets.VBox):
 
     Attributes
     ----------
-    axes : list of lists, the values of each parameter; ``sliders``, ``stacks`` (outer first),
-    ``links`` (the ``jslink`` widgets); ``views[i]`` / ``views[i][j]``: the run views, in
-    slider order; ``parts[key]``: the ``title``, ``sphere`` and ``energy`` widgets of the run
-    ``runs[key]``; ``run_bytes[key]``: embedded bytes of its view.
+    axes : list of lists
+        The values of each parameter; ``sliders``, ``stacks`` (outer first),
+        ``links`` (the ``jslink`` widgets); ``views[i]`` / ``views[i][j]``: the run views, in
+        slider order; ``parts[key]``: the ``title``, ``sphere`` and ``energy`` widgets of the run
+        ``runs[key]``; ``run_bytes[key]``: embedded bytes of its view.
     """
 
     def __init__(self, runs, parameters="beta", *, max_bytes: int = 2_500_000, play: bool = True,
