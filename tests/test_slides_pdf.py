@@ -147,6 +147,16 @@ def test_references_show_the_numbers_and_titles_of_the_built_book(tmp_path):
         assert label not in shown
 
 
+def test_a_figure_cell_shows_its_caption_with_the_book_number(tmp_path):
+    nb = _nb(("md", "## Runs"), ("code", "plt.plot([1, 2])"))
+    nb.cells[1].metadata["mystnb"] = {"figure": {"caption": "Energy, by {prf:ref}`thm-a`.",
+                                                 "name": "fig-energy"}}
+    refs = slides.Refs.from_site(_site(tmp_path))
+    refs.number["fig-energy"] = "Fig. 3.4"
+    deck = slides.slide_cells(nb, bib={}, refs=refs, doc="book/ch")
+    assert "**Fig. 3.4.** Energy, by Theorem 3.2." in _shown(deck)
+
+
 LONG = "\n".join(f"y{k} = {k}" for k in range(slides.LONG_CODE + 3))
 
 

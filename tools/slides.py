@@ -638,6 +638,19 @@ def code_lines(cell) -> int:
     return n + (FIGURE_LINES if big else 0)
 
 
+def figure_caption(cell, ctx: Context) -> str:
+    """The caption of a code cell's figure (myst-nb's ``mystnb.figure`` cell metadata), with the
+    number the built book gives it ("**Figure 4.1.** ..."), or ""."""
+    fig = (cell.metadata.get("mystnb") or {}).get("figure") or {}
+    caption = str(fig.get("caption", "")).strip()
+    if not caption:
+        return ""
+    number = ctx.refs.number.get(fig.get("name", "")) if fig.get("name") else None
+    text = rewrite_roles(caption, ctx)
+    return '<div class="usaav-caption">\n\n' + (f"**{number}.** " if number else "") + \
+        text + "\n\n</div>"
+
+
 def _keyprefix(nb) -> str:
     for cell in nb.cells:
         if cell.cell_type == "markdown":
@@ -693,7 +706,10 @@ def slide_cells(nb, bib: dict | None = None, refs: Refs | None = None,
             if notes:
                 add(nbformat.v4.new_markdown_cell(notes), "notes", 0)
             if shown is not None:
-                add(shown, "auto", code_lines(shown), forced)
+                caption = figure_caption(c, ctx)
+                add(shown, "auto", code_lines(shown) + (2 if caption else 0), forced)
+                if caption:
+                    add(nbformat.v4.new_markdown_cell(caption), "-", 0)
             continue
         if cell.cell_type != "markdown":
             continue
