@@ -11,11 +11,21 @@ One PDF per chapter page (``book/ch*.html``) and per problem-set page
 in headless chromium (``/usr/bin/chromium`` driven by Playwright; no browser download), and
 before printing:
 
+* every 3-D player (a pythreejs ``AnimationAction``: TrajectoryPlayer, TwinView, the players of
+  an Explorer) is moved to the end of its run through the page's widget models, so the paper
+  shows where the run goes (the final latitude circle of chapter 4, not the random start).  A
+  plain player is printed twice, side by side: its start and its end;
 * every 3-D widget is waited for until its WebGL canvas has drawn, photographed, and replaced by
   that picture (a WebGL canvas prints as a blank box otherwise);
-* the math is typeset by MathJax: the page asks a CDN for MathJax, and the request is answered
-  from the pinned npm copy in ``node_modules/mathjax`` (nothing leaves the machine);
-* solutions in dropdowns stay folded (print the student edition for a copy without them).
+* the math is typeset by MathJax (served from the site; a page that asks a CDN for MathJax is
+  answered from the pinned npm copy in ``node_modules/mathjax``: nothing leaves the machine);
+* the book's print stylesheet (``_static/print.css``) leaves out the players' buttons and the
+  explorers' sliders and lets long blocks break across pages; solutions in dropdowns stay
+  folded (print the student edition for a copy without them).
+
+After printing, ``check_pdf`` checks pages and title and ``sparse_pages`` lists the pages (all
+but the last) whose content ends above the middle of the page: the mark of a block too tall for
+the rest of a page that moved whole to the next one.
 """
 from __future__ import annotations
 
@@ -37,25 +47,115 @@ PAGE_PATTERNS = ("book/ch*.html", "book/seminar/problems_*.html")
 WIDGET_STATE = re.compile(
     r'<script type="application/vnd\.jupyter\.widget-state\+json">(.*?)</script>', re.S)
 RENDER_TIMEOUT_S = 90
-#: long code lines wrap on paper instead of running off the page
-PRINT_CSS = ("@media print { pre, .highlight pre, .output pre { white-space: pre-wrap !important; "
-             "overflow-wrap: anywhere; } img.usaav-widget-picture { break-inside: avoid; } }")
+#: the book's print stylesheet; added to a page built before it existed
+PRINT_CSS = ROOT / "_static" / "print.css"
+#: a page (not the last) whose content ends above this fraction of its printable height is sparse
+MIN_FILL = 0.5
+#: page size and margins of the PDFs (A4)
+PAGE_FORMAT = "A4"
+MARGINS_MM = {"top": 14, "bottom": 14, "left": 12, "right": 12}
+#: width of each of the two pictures of a player printed at its start and its end, as a
+#: fraction of the canvas width (the pair and the player's legend fit the printed column)
+PAIR_SCALE = 0.55
 
-# replace each canvas by an <img> holding its screenshot (same on-screen size)
+# Run before any script of the page.  At "load" (this listener comes first, before the one that
+# renders the widgets; every script of the page, the widget JavaScript included, has run), load
+# jupyter-threejs and make every AnimationAction model record itself, so the printer can reach
+# the players' models (the page's widget manager keeps them to itself).
+COLLECT_ACTIONS = r"""
+(() => {
+  window.__usaavActions = [];
+  window.addEventListener('load', () => {
+    const rj = window.requirejs;
+    const ctx = rj && rj.s && rj.s.contexts && rj.s.contexts._;
+    if (!ctx || !ctx.config.paths || !ctx.config.paths['jupyter-threejs']) return;
+    rj(['jupyter-threejs'], (lib) => {
+      const proto = lib.AnimationActionModel.prototype;
+      const construct = proto.constructThreeObject;
+      proto.constructThreeObject = function () {
+        window.__usaavActions.push(this);
+        return construct.apply(this, arguments);
+      };
+      window.__usaavActionsReady = true;
+    });
+  });
+})();
+"""
+
+# Move every animation to a fraction of its clip (0: start, 1: end), paused, and redraw.
+SEEK_ACTIONS = r"""
+(fraction) => Promise.all((window.__usaavActions || []).map((m) => m.initPromise.then(() => {
+  const action = m.obj, mixer = m.get('mixer').obj;
+  const span = action.getClip().duration;
+  action.play();
+  action.paused = true;
+  action.time = Math.min(span * fraction, span * (1 - 1e-9));
+  mixer.update(0);
+  let root = m.get('localRoot').obj;
+  while (root.parent) root = root.parent;
+  if (root.ipymodel) root.ipymodel.trigger('rerender', m, {});
+  return span;
+})))
+"""
+
+# For each canvas: is it animated (a play control drives it), by which control, and is it the
+# only canvas of a player outside an explorer (printed at start and end)?
+CANVAS_ROLES = r"""
+() => {
+  const canvases = Array.from(document.querySelectorAll('canvas'));
+  const role = canvases.map(() => ({animated: false, pair: false}));
+  Array.from(document.querySelectorAll('.widget-play')).forEach((play) => {
+    let node = play;
+    while (node && !(node.querySelector && node.querySelector('canvas'))) node = node.parentElement;
+    if (!node) return;
+    const mine = Array.from(node.querySelectorAll('canvas'));
+    mine.forEach((c) => {
+      const k = canvases.indexOf(c);
+      role[k].animated = true;
+      role[k].pair = mine.length === 1 && !c.closest('.usaav-explorer');
+    });
+  });
+  return role;
+}
+"""
+
+# replace a canvas by an <img> holding its screenshot (same on-screen size), or by a pair of
+# pictures (start, end) at PAIR_SCALE of its size, each with a caption
 SWAP_CANVAS = """
-([index, dataUrl]) => {
+([index, urls, scale]) => {
   const c = document.querySelectorAll('canvas')[index];
   const r = c.getBoundingClientRect();
-  const img = document.createElement('img');
-  img.src = dataUrl;
-  img.className = 'usaav-widget-picture';
-  img.style.width = r.width + 'px';
-  img.style.height = r.height + 'px';
-  img.style.maxWidth = '100%';
-  img.style.objectFit = 'contain';
-  c.dataset.usaavSwapped = '1';
-  c.replaceWith(img);
-  return new Promise((resolve) => { if (img.complete) resolve(); else img.onload = resolve; });
+  const picture = (url, factor) => {
+    const img = document.createElement('img');
+    img.src = url;
+    img.className = 'usaav-widget-picture';
+    img.style.width = (r.width * factor) + 'px';
+    img.style.height = (r.height * factor) + 'px';
+    img.style.maxWidth = '100%';
+    img.style.objectFit = 'contain';
+    return img;
+  };
+  let node;
+  if (urls.length === 1) {
+    node = picture(urls[0], 1);
+  } else {
+    node = document.createElement('div');
+    node.className = 'usaav-print-pair';
+    ['start of the run', 'end of the run'].forEach((label, k) => {
+      const fig = document.createElement('figure');
+      fig.appendChild(picture(urls[k], scale));
+      const cap = document.createElement('figcaption');
+      cap.textContent = label;
+      fig.appendChild(cap);
+      node.appendChild(fig);
+    });
+  }
+  c.replaceWith(node);
+  const imgs = Array.from(node.querySelectorAll ? node.querySelectorAll('img') : []);
+  if (node.tagName === 'IMG') imgs.push(node);
+  return Promise.all(imgs.map((img) => new Promise((resolve) => {
+    if (img.complete) resolve(); else img.onload = resolve;
+  })));
 }
 """
 
@@ -81,7 +181,8 @@ def shown_models(state: dict, model_name: str) -> int:
         body = model["state"]
         if model["model_name"] == "StackModel":
             children, k = body.get("children", []), body.get("selected_index")
-            body = {**body, "children": [children[k]] if k is not None and 0 <= k < len(children) else []}
+            shown = [children[k]] if k is not None and 0 <= k < len(children) else []
+            body = {**body, "children": shown}
         for r in refs(body):
             reach(r, seen)
 
@@ -103,7 +204,8 @@ def shown_models(state: dict, model_name: str) -> int:
 
 
 def renderer_count(html_path: Path) -> int:
-    """How many pythreejs renderers (3-D canvases) the page draws when it opens (see shown_models)."""
+    """How many pythreejs renderers (3-D canvases) the page draws when it opens (see
+    shown_models)."""
     m = WIDGET_STATE.search(html_path.read_text(encoding="utf-8", errors="replace"))
     if not m:
         return 0
@@ -168,12 +270,32 @@ def _is_drawn(png: bytes) -> bool:
     return img.std() > 3.0 and len(np.unique(img.reshape(-1, 3), axis=0)) > 16
 
 
-def print_page(browser, html_path: Path, pdf_path: Path, mathjax_dir: Path,
-               timeout: float = RENDER_TIMEOUT_S) -> dict:
-    """Print one built page to ``pdf_path``; return what was done (for logs and tests)."""
+def _shot(page, k: int, wait: float = 15.0) -> bytes:
+    """Screenshot of canvas ``k``, retried for up to ``wait`` seconds until something is drawn."""
+    canvas = page.locator("canvas").nth(k)
+    shot = canvas.screenshot()
+    deadline = time.time() + wait
+    while not _is_drawn(shot) and time.time() < deadline:
+        time.sleep(0.5)
+        shot = canvas.screenshot()
+    return shot
+
+
+def seek_players(page, fraction: float, settle: float = 0.8) -> list[float]:
+    """Move every player of ``page`` to ``fraction`` of its run (0 start, 1 end), paused, and
+    let the canvases redraw; the clip lengths (model time)."""
+    spans = page.evaluate(SEEK_ACTIONS, fraction)
+    time.sleep(settle)
+    return spans
+
+
+def prepare_page(page, html_path: Path, mathjax_dir: Path, timeout: float = RENDER_TIMEOUT_S,
+                 swap: bool = True) -> dict:
+    """Open ``html_path`` in ``page`` and make it ready to print: math typeset, every player at
+    the end of its run (a plain player also at its start), every canvas photographed and, when
+    ``swap``, replaced by its picture(s).  Returns what was done and the screenshots."""
     expected = renderer_count(html_path)
-    context = browser.new_context(viewport={"width": 1100, "height": 1400})
-    page = context.new_page()
+    page.add_init_script(COLLECT_ACTIONS)
     page.route("**/*", _serve_mathjax(mathjax_dir))
     page.goto(html_path.as_uri(), wait_until="load")
     try:
@@ -183,27 +305,124 @@ def print_page(browser, html_path: Path, pdf_path: Path, mathjax_dir: Path,
     except Exception:  # a page without math
         pass
     n = wait_canvases(page, expected, timeout) if expected else 0
-    pictures = 0
-    if n:
-        time.sleep(1.0)
-        for k in range(n):
-            canvas = page.locator("canvas").nth(0)  # swapped canvases leave the list
-            shot = canvas.screenshot()
-            deadline = time.time() + 15
-            while not _is_drawn(shot) and time.time() < deadline:
-                time.sleep(0.5)
-                shot = canvas.screenshot()
-            url = "data:image/png;base64," + base64.b64encode(shot).decode()
-            page.evaluate(SWAP_CANVAS, [0, url])
-            pictures += 1
-    pdf_path.parent.mkdir(parents=True, exist_ok=True)
-    page.add_style_tag(content=PRINT_CSS)
-    page.emulate_media(media="print")
-    page.pdf(path=str(pdf_path), format="A4", print_background=True, outline=True, tagged=True,
-             margin={"top": "14mm", "bottom": "14mm", "left": "12mm", "right": "12mm"})
-    context.close()
-    return {"page": str(html_path), "pdf": str(pdf_path), "renderers": expected,
-            "canvases": n, "pictures": pictures}
+    info = {"page": str(html_path), "renderers": expected, "canvases": n, "pictures": 0,
+            "players": 0, "start": {}, "end": {}}
+    if not n:
+        return info
+    time.sleep(1.0)
+    roles = page.evaluate(CANVAS_ROLES)[:n]
+    info["players"] = sum(r["animated"] for r in roles)
+    start: dict[int, bytes] = {}
+    if info["players"]:
+        seek_players(page, 0.0)
+        start = {k: _shot(page, k) for k, r in enumerate(roles) if r["animated"]}
+        seek_players(page, 1.0)
+    end = {k: _shot(page, k) for k in range(n)}
+    info["start"], info["end"] = start, end
+    if swap:
+        # last canvas first: a swapped canvas leaves the list, the indices before it stay put
+        for k in reversed(range(n)):
+            shots = [start[k], end[k]] if roles[k]["pair"] else [end[k]]
+            urls = ["data:image/png;base64," + base64.b64encode(s).decode() for s in shots]
+            page.evaluate(SWAP_CANVAS, [k, urls, PAIR_SCALE])
+            info["pictures"] += 1
+    return info
+
+
+def _add_print_css(page) -> None:
+    """Add the book's print stylesheet to a page built without it."""
+    linked = page.evaluate(
+        "() => Array.from(document.querySelectorAll('link[rel=stylesheet]'))"
+        ".some((l) => /\\/print\\.css(\\?|$)/.test(l.href))")
+    if not linked and PRINT_CSS.is_file():
+        page.add_style_tag(content=PRINT_CSS.read_text(encoding="utf-8"))
+
+
+def print_page(browser, html_path: Path, pdf_path: Path, mathjax_dir: Path,
+               timeout: float = RENDER_TIMEOUT_S) -> dict:
+    """Print one built page to ``pdf_path``; return what was done (for logs and tests)."""
+    context = browser.new_context(viewport={"width": 1100, "height": 1400})
+    page = context.new_page()
+    try:
+        info = prepare_page(page, html_path, mathjax_dir, timeout)
+        pdf_path.parent.mkdir(parents=True, exist_ok=True)
+        _add_print_css(page)
+        page.emulate_media(media="print")
+        info["controls_shown"] = page.evaluate(VISIBLE_CONTROLS)
+        page.pdf(path=str(pdf_path), format=PAGE_FORMAT, print_background=True, outline=True,
+                 tagged=True, margin={k: f"{v}mm" for k, v in MARGINS_MM.items()})
+    finally:
+        context.close()
+    info["pdf"] = str(pdf_path)
+    return info
+
+
+# play buttons, explorer sliders and dashboard controls still visible (in print media: none)
+VISIBLE_CONTROLS = r"""
+() => Array.from(document.querySelectorAll(
+    '.widget-play, .usaav-explorer .widget-slider, .usaav-dashboard .widget-slider'))
+  .filter((e) => e.getClientRects().length > 0 && getComputedStyle(e).display !== 'none').length
+"""
+
+
+def _mult(a, b):
+    """Product of two PDF matrices [a b c d e f] (``a`` applied first)."""
+    return [a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+            a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3],
+            a[4] * b[0] + a[5] * b[2] + b[4], a[4] * b[1] + a[5] * b[3] + b[5]]
+
+
+def page_extents(pdf_path: Path) -> list[tuple[float, float] | None]:
+    """For each page of ``pdf_path``: where its text and pictures begin and end, as fractions
+    of the page height from the top (``None`` for a page with neither).  Text and pictures are
+    located through the page's content stream: text by its matrices and font size, a picture
+    (an image XObject) by the unit square it is drawn into."""
+    import io
+
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(Path(pdf_path).read_bytes()))
+    out = []
+    for page in reader.pages:
+        height = float(page.mediabox.height)
+        spans: list[tuple[float, float]] = []
+
+        def on_text(text, cm, tm, font, size, spans=spans):
+            if text.strip():
+                m = _mult(tm, cm)
+                spans.append((m[5], m[5] + float(size or 0) * abs(m[3] or 1.0)))
+
+        def on_operator(op, args, cm, tm, spans=spans):
+            if op == b"Do":
+                y0, y1 = cm[5], cm[5] + cm[3]
+                spans.append((min(y0, y1), max(y0, y1)))
+
+        page.extract_text(visitor_text=on_text, visitor_operand_before=on_operator)
+        spans = [(lo, hi) for lo, hi in spans if 0 <= lo <= height and 0 <= hi <= height]
+        if not spans:
+            out.append(None)
+            continue
+        top = 1 - max(hi for _, hi in spans) / height
+        bottom = 1 - min(lo for lo, _ in spans) / height
+        out.append((top, bottom))
+    return out
+
+
+def sparse_pages(pdf_path: Path, min_fill: float = MIN_FILL) -> list[tuple[int, float]]:
+    """Pages (1-based, all but the last) whose content ends above ``min_fill`` of the printable
+    height, with that fill.  A block that may not break and is taller than the rest of a page
+    moves whole to the next page and leaves such a page behind; pictures (a sphere, a figure)
+    are the only such blocks the print stylesheet keeps, and each is shorter than half a page."""
+    a4_height_mm = 297.0
+    top = MARGINS_MM["top"] / a4_height_mm
+    usable = 1 - (MARGINS_MM["top"] + MARGINS_MM["bottom"]) / a4_height_mm
+    extents = page_extents(pdf_path)
+    sparse = []
+    for k, ext in enumerate(extents[:-1]):
+        fill = 0.0 if ext is None else (ext[1] - top) / usable
+        if fill < min_fill:
+            sparse.append((k + 1, round(fill, 3)))
+    return sparse
 
 
 def check_pdf(pdf_path: Path, title: str) -> list[str]:
@@ -250,12 +469,18 @@ def main(argv=None) -> int:
             pdf = args.out / (html_path.stem + ".pdf")
             info = print_page(browser, html_path, pdf, args.mathjax)
             bad = check_pdf(pdf, page_title(html_path))
+            if info["pictures"] != info["renderers"]:
+                bad.append(f"{pdf}: {info['pictures']} pictures for {info['renderers']} spheres")
+            if info["controls_shown"]:
+                bad.append(f"{pdf}: {info['controls_shown']} player or explorer controls printed")
+            sparse = sparse_pages(pdf)
             for b in bad:
                 print(b, file=sys.stderr)
-            ok = info["pictures"] == info["renderers"] and not bad
-            failures += not ok
-            print(f"{pdf}: {info['pictures']}/{info['renderers']} spheres as pictures"
-                  f"  ({time.perf_counter() - t0:.1f} s){'' if ok else '  MISSING SPHERES'}")
+            failures += bool(bad)
+            print(f"{pdf}: {info['pictures']}/{info['renderers']} spheres as pictures, "
+                  f"{info['players']} at the end of their run"
+                  + (f"; pages less than half full: {sparse}" if sparse else "")
+                  + f"  ({time.perf_counter() - t0:.1f} s){'  FAILED' if bad else ''}")
         browser.close()
     return 1 if failures else 0
 
