@@ -76,7 +76,7 @@ test: venv widget-js chromium
 book-student: venv widget-js
 	$(STATIC_PAGE) $(PY) tools/editions.py student -- -W -n --keep-going
 
-slides: venv widget-js
+slides: book
 	$(STATIC_PAGE) $(PY) tools/slides.py --out _build/slides
 
 pdf: book chromium
