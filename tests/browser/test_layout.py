@@ -69,6 +69,10 @@ MEASURE = """
   }
   const figures = [];
   for (const img of document.querySelectorAll('main .cell_output img')) {
+    // pictures drawn by widgets (the spheres' snapshots, explorers) are not figures
+    if (img.closest('.jupyter-widgets') || /^(blob|data):/.test(img.getAttribute('src'))) {
+      continue;
+    }
     const fig = img.closest('figure');
     const cap = fig ? fig.querySelector('figcaption') : null;
     figures.push({src: img.getAttribute('src'), alt: img.getAttribute('alt') || '',
