@@ -1,6 +1,8 @@
 """Matplotlib fallback views for print and PDF: ``plot_sphere`` and ``plot_energy``.
 
-They use the same colours and the same 3-D projection as the pythreejs views.
+They use the same colours and the same 3-D projection as the pythreejs views.  Axis labels and
+default titles are typeset as mathematics (matplotlib's mathtext): ``$t$``, ``$E(t)$``,
+``$x_1$``, ``$\\beta = 1$``.
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ def _new_axes(ax, projection=None):
             from mpl_toolkits.mplot3d import Axes3D
 
             if not isinstance(ax, Axes3D):
-                raise TypeError(f"ax must be 3-D matplotlib axes (projection='3d'), got {type(ax).__name__}")
+                raise TypeError("ax must be 3-D matplotlib axes (projection='3d'), "
+                                f"got {type(ax).__name__}")
         elif not isinstance(ax, Axes):
             raise TypeError(f"ax must be matplotlib axes, got {type(ax).__name__}")
         return ax
@@ -63,7 +66,8 @@ def plot_sphere(trajectory=None, *, x=None, xi=None, labels: str | None = None, 
     title = c.text("title", title, optional=True)
     legend = c.flag("legend", legend)
     if isinstance(curves, np.ndarray) or not hasattr(curves, "__iter__"):
-        raise TypeError("curves must be a sequence of (m, d) point arrays (wrap a single curve in a list)")
+        raise TypeError("curves must be a sequence of (m, d) point arrays "
+                        "(wrap a single curve in a list)")
     curves = [c.points(f"curves[{k}]", q, minimum=2, d=d) for k, q in enumerate(curves)]
     if targets is not None:
         targets = c.points("targets", targets, d=d)
@@ -81,7 +85,8 @@ def plot_sphere(trajectory=None, *, x=None, xi=None, labels: str | None = None, 
         idx = subsample(xs.shape[0], trail_frames)
         path = project_3d(xs[idx], coords)
         for i, color in enumerate(colors):
-            ax.plot(path[:, i, 0], path[:, i, 1], path[:, i, 2], color=color, linewidth=0.6, alpha=0.5)
+            ax.plot(path[:, i, 0], path[:, i, 1], path[:, i, 2], color=color, linewidth=0.6,
+                    alpha=0.5)
     for curve in curves:
         q = project_3d(curve, coords)
         ax.plot(q[:, 0], q[:, 1], q[:, 2], color="black", linewidth=1.2)
@@ -92,12 +97,14 @@ def plot_sphere(trajectory=None, *, x=None, xi=None, labels: str | None = None, 
     ax.set_box_aspect((1, 1, 1))
     ax.set_xlim(-1, 1), ax.set_ylim(-1, 1), ax.set_zlim(-1, 1)
     ax.view_init(elev=elev, azim=azim)
-    ax.set_xlabel(f"x{coords[0] + 1}"), ax.set_ylabel(f"x{coords[1] + 1}")
-    ax.set_zlabel(f"x{coords[2] + 1}")
+    ax.set_xlabel(f"$x_{{{coords[0] + 1}}}$")
+    ax.set_ylabel(f"$x_{{{coords[1] + 1}}}$")
+    ax.set_zlabel(f"$x_{{{coords[2] + 1}}}$")
     if title is None and trajectory is not None:
         model = trajectory.model
-        title = (f"{getattr(model, 'name', '?')}, beta = {getattr(model, 'beta', float('nan')):g}, "
-                 f"n = {pts.shape[0]}, t = {np.asarray(trajectory.t)[frame]:.3g}")
+        beta = getattr(model, "beta", float("nan"))
+        title = (f"{getattr(model, 'name', '?')}, $\\beta = {beta:g}$, $n = {pts.shape[0]}$, "
+                 f"$t = {np.asarray(trajectory.t)[frame]:.3g}$")
     if title:
         ax.set_title(title, fontsize=10)
     if legend and labels != "none":
@@ -118,7 +125,8 @@ def plot_energy(*trajectories, labels=None, ax=None, bound: float | None = None)
     series = [c.energy_series(traj, f"trajectories[{k}]") for k, traj in enumerate(trajectories)]
     if labels is not None:
         if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
-            raise TypeError(f"labels must be a sequence of names, one per trajectory, got {labels!r}")
+            raise TypeError("labels must be a sequence of names, one per trajectory, "
+                            f"got {labels!r}")
         if len(labels) != len(trajectories):
             raise ValueError(f"labels must give one name per trajectory ({len(trajectories)}), "
                              f"got {len(labels)}")
@@ -129,9 +137,9 @@ def plot_energy(*trajectories, labels=None, ax=None, bound: float | None = None)
         name = labels[k] if labels is not None else getattr(traj.model, "name", f"run {k}")
         ax.plot(t, e, label=str(name))
     if bound is not None:
-        ax.axhline(bound, color="black", linestyle="--", linewidth=0.8, label="max energy")
-    ax.set_xlabel("t")
-    ax.set_ylabel("energy")
+        ax.axhline(bound, color="black", linestyle="--", linewidth=0.8, label="maximal energy")
+    ax.set_xlabel("$t$")
+    ax.set_ylabel("energy $E(t)$")
     ax.grid(alpha=0.3)
     if len(trajectories) > 1 or bound is not None:
         ax.legend(fontsize=8)
