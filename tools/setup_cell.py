@@ -40,9 +40,10 @@ SPEC_FORM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\s*(==|>=|<=|~=|!=|>|<)\s*[
                        r"(\s*@\s*(git\+)?https://[A-Za-z0-9._~:/@%+#=-]+)?$")
 
 TEMPLATE = '''\
-# Set-up: run this first outside the book's own environment (Colab, Binder, any Jupyter).
-# It installs the usaav_edu package if it is missing and, on Colab, turns on the widget manager
-# that the 3-D spheres need.  Where the package is installed already, it does nothing.
+# Set-up: run this first outside the book's own environment (Colab,
+# Binder, any Jupyter).  It installs the usaav_edu package if it is
+# missing and, on Colab, turns on the widget manager that the 3-D spheres
+# need.  Where the package is installed already, it does nothing.
 import importlib
 import importlib.util
 import sys
