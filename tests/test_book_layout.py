@@ -5,7 +5,9 @@
   fenced code blocks in markdown cells and in ``book/**/*.md``.  Code cells shown on a page
   must also fit its text column: ``COLUMN`` (76) characters is what the column holds at
   1280 pixels in the theme's code font (684 px wide, 14 px DejaVu Sans Mono, 8.43 px a
-  character, 16 px padding each side).  ``tests/browser/test_layout.py`` measures the built
+  character, 16 px padding each side).  So must the code blocks of the markdown, and those
+  in a box fit the box: ``BOX_COLUMN`` is what an exercise box and an unfolded solution
+  dropdown hold (619 px, 69 characters).  ``tests/browser/test_layout.py`` measures the built
   pages themselves (inputs, outputs, equations).
 * Check cells (code that asserts the chapter's claims) are tagged ``check`` and folded with
   ``hide-input``; every cell with an ``assert`` is one, and every cell tagged ``check`` asserts.
@@ -33,6 +35,9 @@ MARKDOWN = sorted(BOOK.rglob("*.md"))
 MAX_CODE = 88
 #: longest line of a code cell shown on a page (the text column at 1280 px)
 COLUMN = 76
+#: longest line of a code block inside a box of the page, by the box's directive (measured
+#: at 1280 px like ``COLUMN``)
+BOX_COLUMN = {"{exercise}": 69, "{solution}": 69}
 
 SETUP_TAG = "usaav-edu-setup"
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\s*(.*?)\s*$")
@@ -60,14 +65,17 @@ def shown(cell) -> bool:
     return not {"remove-cell", "remove-input"} & set(tags)
 
 
-def fenced_code(text: str):
-    """(line number, line) of every line inside a fenced code block of MyST text.
+def code_blocks(text: str):
+    """The fenced code blocks of MyST text: (line number of the block's first line, the
+    directives of the fences around it, outermost first, its own directive or language, its
+    lines).
 
     Fences nest (a ``{solution}`` holding a code block); colon fences and ``{directive}``
     fences hold text, other fences code.  A fence closes with the same character, at least as
     long, and nothing after it.
     """
-    stack: list[tuple[str, int, bool]] = []
+    stack: list[tuple[str, int, bool, str]] = []
+    block: list[str] = []
     for k, line in enumerate(text.split("\n"), start=1):
         m = FENCE.match(line)
         in_code = bool(stack) and stack[-1][2]
@@ -76,14 +84,39 @@ def fenced_code(text: str):
             top = stack[-1] if stack else None
             if top and mark[0] == top[0] and len(mark) >= top[1] and not info:
                 stack.pop()
+                if in_code:
+                    yield k - len(block), tuple(s[3] for s in stack), top[3], block
                 continue
             if not in_code:
                 directive = info.split()[0] if info.startswith("{") else ""
                 is_code = mark[0] != ":" and (not directive or directive in CODE_DIRECTIVES)
-                stack.append((mark[0], len(mark), is_code))
+                stack.append((mark[0], len(mark), is_code, directive or info))
+                block = []
                 continue
         if in_code:
-            yield k, line
+            block.append(line)
+    if stack and stack[-1][2]:  # a code block left open runs to the end of the text
+        yield len(text.split("\n")) + 1 - len(block), tuple(s[3] for s in stack[:-1]), \
+            stack[-1][3], block
+
+
+def fenced_code(text: str):
+    """(line number, line) of every line inside a fenced code block of MyST text."""
+    for start, _, _, lines in code_blocks(text):
+        yield from enumerate(lines, start=start)
+
+
+def shown_code(text: str):
+    """(line number, line, longest line the box holds) of every line of a code block shown
+    on the page: code cells of a MyST page tagged ``remove-input`` or ``remove-cell`` are
+    not shown."""
+    for start, boxes, kind, lines in code_blocks(text):
+        options = "\n".join(s for s in lines if s.startswith(":"))
+        if kind == "{code-cell}" and re.search(r"\bremove-(input|cell)\b", options):
+            continue
+        limit = min([COLUMN] + [BOX_COLUMN[b] for b in boxes if b in BOX_COLUMN])
+        for k, line in enumerate(lines, start=start):
+            yield k, line, limit
 
 
 def long_lines(lines, limit):
@@ -138,6 +171,53 @@ def test_code_cells_shown_fit_the_text_column(path):
     assert not bad, (f"{path.name}: {len(bad)} lines of shown code cells over {COLUMN} "
                      "characters (they scroll at 1280 px), e.g. "
                      + "; ".join(f"{w} ({n})" for w, n, _ in bad[:8]))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + MARKDOWN, ids=lambda p: str(p.relative_to(BOOK)))
+def test_code_blocks_of_the_text_fit_their_box(path):
+    """Code blocks of markdown cells and pages fit the column, or the exercise box or the
+    solution dropdown they sit in."""
+    if path.suffix == ".ipynb":
+        nb = nbformat.read(path, as_version=4)
+        lines = [(f"cell {i} (markdown) line {k}", s, limit)
+                 for i, cell in enumerate(nb.cells) if cell.cell_type == "markdown"
+                 for k, s, limit in shown_code(cell.source)]
+    else:
+        lines = [(f"line {k}", s, limit)
+                 for k, s, limit in shown_code(path.read_text(encoding="utf-8"))]
+    bad = [(where, len(s), limit) for where, s, limit in lines if len(s) > limit]
+    assert not bad, (f"{path.relative_to(ROOT)}: {len(bad)} lines of code blocks longer than "
+                     "their box holds (they scroll at 1280 px), e.g. "
+                     + "; ".join(f"{w} ({n} > {limit})" for w, n, limit in bad[:8]))
+
+
+def test_shown_code_knows_the_boxes():
+    text = "\n".join([
+        "```python",
+        "a = 1",
+        "```",
+        "````{exercise} A title",
+        ":label: ex",
+        "```python",
+        "b = 2",
+        "```",
+        "````",
+        "````{solution} ex",
+        ":class: dropdown",
+        "```",
+        "c = 3",
+        "```",
+        "````",
+        "```{code-cell} ipython3",
+        ":tags: [remove-input]",
+        "hidden = 4",
+        "```",
+        "```{code-cell} ipython3",
+        "shown = 5",
+        "```",
+    ])
+    assert list(shown_code(text)) == [(2, "a = 1", COLUMN), (7, "b = 2", 69), (13, "c = 3", 69),
+                                      (21, "shown = 5", COLUMN)]
 
 
 def test_fenced_code_finds_code_inside_directives_only():
@@ -293,13 +373,20 @@ def test_figure_labels_are_mathematics(path):
                      + "; ".join(f"cell {i} {call}: {s!r}" for i, call, s in bad))
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+#: the notebooks that draw at least one matplotlib figure
+FIGURE_NOTEBOOKS = [p for p in NOTEBOOKS if figure_cells(nbformat.read(p, as_version=4))]
+
+
+def test_the_book_draws_figures():
+    """The figure tests below check something: some notebook draws a figure."""
+    assert FIGURE_NOTEBOOKS, ("no notebook of the book draws a matplotlib figure (calls "
+                              f"{sorted(FIGURE_CALLS)} or show): the figure checks are empty")
+
+
+@pytest.mark.parametrize("path", FIGURE_NOTEBOOKS, ids=lambda p: p.stem)
 def test_figures_are_vector_graphics(path):
     nb = nbformat.read(path, as_version=4)
-    figures = figure_cells(nb)
-    if not figures:
-        pytest.skip(f"{path.name} draws no matplotlib figure")
-    first = figures[0][0]
+    first = figure_cells(nb)[0][0]
     svg = [i for i, c in code_cells(nb)
            if re.search(r"set_matplotlib_formats\(\s*[\"']svg[\"']\s*\)", c.source)]
     assert svg and svg[0] < first, (f"{path.name}: no cell before the first figure (cell {first}) "
