@@ -1,6 +1,7 @@
 """The ``usaav-edu`` command::
 
-    usaav-edu simulate --model rope --n 64 --d 3 --beta 1 --tau 20 --seed 0 --out run.npz
+    usaav-edu simulate --model rope --n 64 --d 3 --beta 1 --tau 20 \\
+        --seed 0 --out run.npz
     usaav-edu bench
 
 ``simulate`` checks every flag, builds a standard experiment
@@ -31,7 +32,8 @@ def _parser():
     p = argparse.ArgumentParser(prog="usaav-edu", description="Mean-field self-attention on the sphere.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("simulate", help="simulate a standard experiment and save the trajectory")
-    s.add_argument("--model", choices=experiments.NAMES, default="usa")
+    s.add_argument("--model", choices=experiments.NAMES, default="usa", metavar="MODEL",
+                   help="one of " + ", ".join(experiments.NAMES))
     s.add_argument("--n", type=int, default=64, help="number of tokens, >= 1")
     s.add_argument("--d", type=int, default=None,
                    help="ambient dimension (tokens on S^{d-1}), >= 2 (default 3; generalized_rope: 4 only)")

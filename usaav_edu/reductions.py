@@ -6,12 +6,14 @@ Small pure functions that the first chapters put beside full simulations:
   inner product ``r``, it stays so, and ::
 
       USA:  dr/dt = (2/n) e^{beta r} (1 - r) ((n - 1) r + 1)
-      SA:   dr/dt = 2 e^{beta r} (1 - r) ((n - 1) r + 1) / (e^beta + (n - 1) e^{beta r})
+      SA:   dr/dt = 2 e^{beta r} (1 - r) ((n - 1) r + 1)
+                    / (e^beta + (n - 1) e^{beta r})
 
   solved here by RK4 on the scalar (closed form at beta = 0);
 * the **circle form** (d = 2, ``x = (cos theta, sin theta)``)::
 
-      dtheta_i/dt = (1/n) sum_j e^{beta cos(theta_j - theta_i)} sin(theta_j - theta_i),
+      dtheta_i/dt = (1/n) sum_j e^{beta cos(theta_j - theta_i)}
+                                sin(theta_j - theta_i),
 
   the Kuramoto model with identical oscillators at beta = 0, integrated in angles;
 * the **two-cluster reduction**: two point clusters at angle theta merge along a scalar ODE,
@@ -240,8 +242,10 @@ def two_cluster_rate(theta, p, beta, normalization="usa"):
     obeys a scalar equation::
 
         USA:  dtheta/dt = -e^{beta cos theta} sin theta
-        SA:   dtheta/dt = -sin theta e^{beta c} [ (1-p) / (p e^beta + (1-p) e^{beta c})
-                                                  + p / ((1-p) e^beta + p e^{beta c}) ],  c = cos theta.
+        SA:   dtheta/dt = -sin theta e^{beta c}
+                          [ (1-p) / (p e^beta + (1-p) e^{beta c})
+                            + p / ((1-p) e^beta + p e^{beta c}) ],
+              c = cos theta.
     """
     theta = v.float_array("theta", theta)
     p = v.real_scalar("p", p, minimum=0.0, strict=True, maximum=1.0)

@@ -5,7 +5,8 @@ On ``n`` equally spaced positions of a circle, ``xi_j = j L / n`` (period ``L``,
 ``2 pi``), with an even ``L``-periodic bias ``b``, the bias matrix ``B_ij = b(xi_i - xi_j)`` is
 circulant and the linear energy diagonalizes in Fourier modes::
 
-    E = (1 / (2 n^2)) sum_ij b(xi_i - xi_j) <x_i, x_j> = 1/2 sum_k hat b(k) |hat m(k)|^2,
+    E = (1 / (2 n^2)) sum_ij b(xi_i - xi_j) <x_i, x_j>
+      = 1/2 sum_k hat b(k) |hat m(k)|^2,
 
     hat b(k) = (1/n) sum_l b(l L / n) e^{-2 pi i k l / n},
     hat m(k) = (1/n) sum_j x_j e^{-2 pi i k xi_j / L}           (a vector in C^d),
