@@ -2,7 +2,8 @@
 
 For each page: the widget JavaScript comes from the site itself (any request leaving file://
 fails the test), one canvas per pythreejs renderer appears, every canvas is a WebGL canvas and
-is not blank, every player moves after pressing play, and the console shows no error outside
+is not blank, every widget control has an accessible name (test_widget_labels.py), every
+player moves after pressing play, and the console shows no error outside
 the documented harmless list (pages.HARMLESS).
 
 The pages come from ``_build/html`` (`make book` or `make test` builds it), so chapters that
@@ -18,6 +19,7 @@ from tools.print_pdf import shown_models, wait_canvases
 
 from .pages import (SITE, image_change, image_stats, is_blank, is_harmless,
                     widget_pages, widget_state)
+from .test_widget_labels import check_controls_are_named
 
 PAGES = widget_pages()
 RENDER_TIMEOUT_S = 60
@@ -73,6 +75,8 @@ def test_widgets_render_and_play(page, html):
         assert info["width"] > 50 and info["height"] > 50, f"canvas {k} has size {info}"
         shot = canvases.nth(k).screenshot()
         assert not is_blank(shot), f"canvas {k} looks blank: {image_stats(shot)}"
+
+    check_controls_are_named(page, html.name)
 
     links = page.evaluate(PLAYER_CANVAS)
     assert len(links) == players, f"{len(links)} play controls for {players} animation actions"
