@@ -9,7 +9,7 @@ circulant and the linear energy diagonalizes in Fourier modes::
       = 1/2 sum_k hat b(k) |hat m(k)|^2,
 
     hat b(k) = (1/n) sum_l b(l L / n) e^{-2 pi i k l / n},
-    hat m(k) = (1/n) sum_j x_j e^{-2 pi i k xi_j / L}           (a vector in C^d),
+    hat m(k) = (1/n) sum_j x_j e^{-2 pi i k xi_j / L}   (a vector in C^d),
 
 with ``sum_k |hat m(k)|^2 = 1`` (Parseval, since every ``|x_j| = 1``).  Hence
 ``E <= max_k hat b(k) / 2``.  A non-negative bias has its largest coefficient at ``k = 0``
