@@ -287,5 +287,6 @@ def test_from_experiment_holds_exactly_what_simulate_returns():
 ])
 def test_from_experiment_refuses_bad_grids_before_simulating(grid, fixed, error, message, monkeypatch):
     monkeypatch.setattr(ue, "simulate", lambda *a, **k: pytest.fail("simulated before checking"))
+    monkeypatch.setattr(ue.solver, "simulate", lambda *a, **k: pytest.fail("simulated before checking"))
     with pytest.raises(error, match=message):
         W.Explorer.from_experiment(grid, fixed=fixed, t_max=1.0, n_frames=6)

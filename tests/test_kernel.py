@@ -91,7 +91,8 @@ def test_velocity_matches_dense(d, n, with_bias, sa, frozen):
         mobile[::3] = False
     yt, b, has_bias = kernel_args(y, bias)
     out = np.full_like(yt, np.nan)
-    rhs.velocity(yt, b, has_bias, 1.0, False, sa, mobile, frozen, out)
+    params = rhs.KernelParams(b, has_bias, 1.0, False, sa, mobile, frozen)
+    rhs.velocity(yt, params, out)
     want = dense_velocity(y, bias, 1.0, False, sa, mobile)
     assert np.all(np.isfinite(out))
     assert np.max(np.abs(out - want)) <= RTOL * max(1.0, np.max(np.abs(want)))
@@ -168,7 +169,8 @@ def test_loop_kernels_vectorize_on_their_own_and_reload_from_cache(tmp_path):
         "    yt /= np.linalg.norm(yt, axis=0)\n"
         "    bias = np.ones((n, n)) if has_bias else np.ones((1, 1))\n"
         "    out = np.empty_like(yt)\n"
-        "    rhs.velocity(yt, bias, has_bias, 1.0, False, False, np.ones(n, dtype=np.bool_), False, out)\n"
+        "    p = rhs.KernelParams(bias, has_bias, 1.0, False, False, np.ones(n, dtype=np.bool_), False)\n"
+        "    rhs.velocity(yt, p, out)\n"
         "    assert np.all(np.isfinite(out))\n"
         "checked = 0\n"
         "for kernel in (rhs.row3, rhs.row3_pair, rhs.row_general):\n"

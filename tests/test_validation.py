@@ -65,7 +65,7 @@ def test_dimension_must_match_model():
     (lambda: ue.models.usa(np.nan), ValueError, "beta must be finite"),
     (lambda: ue.models.usa(1000.0), ValueError, "beta must be <= 700"),
     (lambda: ue.models.usa(2.2e-309), ValueError, "beta must be 0 .* or at least 1e-300"),
-    (lambda: ue.models.Model("usa", beta=1e-301), ValueError, "beta must be 0 .* or at least 1e-300"),
+    (lambda: ue.models.Model(profile=ue.models.ExpProfile(1e-301)), ValueError, "beta must be 0 .* or at least 1e-300"),
     (lambda: ue.models.usa("1"), TypeError, "beta must be a real number"),
     (lambda: ue.models.usa(1.0, profile="cubic"), ValueError, "profile must be one of"),
     (lambda: ue.models.rope(1.0, (1.0, 2.0), 3), ValueError, "omegas must give one frequency per rotation plane"),

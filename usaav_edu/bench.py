@@ -33,6 +33,7 @@ import numpy as np
 
 from .dynamics.fastexp import X_MAX, exp_array
 from .dynamics.integrators import velocity
+from .dynamics.rhs import kernel_params
 from .sphere import uniform
 
 
@@ -47,10 +48,10 @@ def numba_velocity_call(y, beta):
     """A zero-argument closure evaluating the package velocity at ``y`` (USA, exp profile)."""
     yt = np.ascontiguousarray(y.T)
     out = np.empty_like(yt)
-    args = (np.ones((1, 1)), False, float(beta), False, False, np.ones(1, dtype=np.bool_), False)
+    params = kernel_params(bias=None, beta=beta, linear=False, sa=False)
 
     def call():
-        velocity(yt, args, out)
+        velocity(yt, params, out)
         return out.T
 
     return call

@@ -62,12 +62,13 @@ def simulate_settings(a):
     Raises ValueError or TypeError naming the flag.
     """
     name = a.model
-    used = experiments.PARAMETERS[name]
+    experiment = experiments.get(name)
+    used = experiment.parameters
     setup = {"n": v.integer("--n", a.n, minimum=1), "seed": v.integer("--seed", a.seed, minimum=0)}
     for flag, key in SETUP_KEYWORD.items():
         value = getattr(a, flag)
-        if key == "d" and name in experiments.FIXED_DIMENSION:
-            fixed = experiments.FIXED_DIMENSION[name]
+        if key == "d" and experiment.fixed_dimension is not None:
+            fixed = experiment.fixed_dimension
             if value is not None and value != fixed:
                 raise ValueError(f"--d {value}: the {name} experiment runs in d = {fixed} only; "
                                  f"leave --d out or pass --d {fixed}")

@@ -12,6 +12,8 @@
 import numpy as np
 
 from . import _validate as v
+from .biases import NoBias
+from .gauges import RopeGauge
 from .models import require_model
 
 
@@ -53,7 +55,7 @@ def gauge_maximizer(model, xi, u):
 def rope_orbit(model, u, s):
     """Points ``R_{-s} u`` of the RoPE orbit of ``u``, one per value of ``s``, shape (len(s), d)."""
     model = require_model(model)
-    if model.gauge != "rope":
+    if not isinstance(model.gauge, RopeGauge):
         raise ValueError(f"model must have the rope gauge, got {model.gauge!r}")
     u = _unit("u", u)
     model.check_dimension(u.shape[0], "u")
@@ -88,7 +90,7 @@ def great_circle(xi, k, a, c):
 def gauge_max_energy(model):
     """The maximal energy of a gauge model without bias: ``phi(1) / 2`` (``e^beta / (2 beta)``)."""
     model = require_model(model)
-    if model.bias != "none":
+    if not isinstance(model.bias, NoBias):
         raise ValueError(f"model must have no bias for this formula, got bias {model.bias!r}")
     return float(model.phi(1.0)) / 2.0
 

@@ -25,6 +25,8 @@ import numbers
 import numpy as np
 
 from . import _validate as v
+from . import diagnostics, experiments, sphere
+from .solver import energy_bound, simulate
 
 TWO_PI = 2.0 * np.pi
 BIAS_TYPES = ("distance", "cosine")
@@ -250,16 +252,36 @@ def bias_model(bias, omega, beta):
 
     ``bias="distance"``: ``b = exp(-omega |dxi|)`` (omega plays the role of the decay rate lam);
     ``bias="cosine"``: ``b = cos(omega dxi)``.  The profile is ``e^{beta s}/beta``, which is the
-    linear kernel ``phi(s) = s`` at ``beta = 0``.
-    """
-    from . import models
+    linear kernel ``phi(s) = s`` at ``beta = 0``.  The models are those of the experiments
+    ``distance_bias`` and ``cosine_bias`` of :data:`usaav_edu.experiments.EXPERIMENTS`.
 
+    Parameters
+    ----------
+    bias : {"distance", "cosine"}
+        The bias.
+    omega : float
+        Its rate or frequency, >= 0.
+    beta : float
+        Inverse temperature, >= 0.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments, naming them.
+
+    References
+    ----------
+    The book's chapter 7 (biases and their phases).
+    """
     v.choice("bias", bias, BIAS_TYPES)
     omega = v.real_scalar("omega", omega, minimum=0.0)
     beta = v.real_scalar("beta", beta, minimum=0.0)
-    if bias == "distance":
-        return models.distance_bias(beta=beta, lam=omega)
-    return models.cosine_bias(omega=omega, beta=beta, profile="exp")
+    experiment = experiments.get(f"{bias}_bias")
+    return experiment.model(beta=beta, lam=omega, omega=omega, profile="exp")
 
 
 def phase_diagram(biases=BIAS_TYPES, omegas=(0.2, 1.0, 2.0), betas=(0.0, 1.0), n=32, d=3,
@@ -273,8 +295,6 @@ def phase_diagram(biases=BIAS_TYPES, omegas=(0.2, 1.0, 2.0), betas=(0.0, 1.0), n
     (whether some pair has ``b(xi_i - xi_j) < 0``).  Cost: ``len(biases) * len(omegas) *
     len(betas)`` runs of n tokens to ``t_max``; keep n small.
     """
-    from . import diagnostics, energy_bound, simulate, sphere
-
     if isinstance(biases, str) or not all(isinstance(b, str) for b in biases):
         raise TypeError(f"biases must be a sequence of names from {BIAS_TYPES}, got {biases!r}")
     for b in biases:

@@ -16,6 +16,8 @@ keep n moderate.
 
 import numpy as np
 
+from ..gauges import IdentityGauge
+
 
 def _pairs(model, x, xi):
     n, d = x.shape
@@ -33,7 +35,7 @@ def velocity_reference(model, x, xi, frozen=None):
     n, d = x.shape
     g, s, b = _pairs(model, x, xi)
     w = b * model.dphi(s)
-    if model.gauge == "identity" or not model.rotate_values:
+    if isinstance(model.gauge, IdentityGauge) or not model.rotate_values:
         grad = w @ x
     else:
         pair = np.einsum("iba,jbc->ijac", g, g)  # G_i^T G_j

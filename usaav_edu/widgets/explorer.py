@@ -399,8 +399,8 @@ class Explorer(widgets.VBox):
 
         Example: ``Explorer.from_experiment({"beta": [0.5, 1, 2, 4]}, fixed={"name": "usa"})``.
         """
-        import usaav_edu as ue
         from .. import experiments
+        from .. import solver as package_solver
 
         if not isinstance(grid, dict) or not 1 <= len(grid) <= 2:
             raise TypeError(f"grid must be a dict of one or two setup keywords to lists of values, got {grid!r}")
@@ -444,14 +444,14 @@ class Explorer(widgets.VBox):
             if name not in experiments.NAMES:
                 raise ValueError(f"name must be one of {experiments.NAMES}, got {name!r}")
             for key in names:
-                if key not in ("name", "n", "seed") and key not in experiments.PARAMETERS[name]:
+                if key not in ("name", "n", "seed") and key not in experiments.get(name).parameters:
                     raise ValueError(f"the {name} experiment does not read {key!r}: a grid over "
                                      f"it would show the same run {len(grid[key])} times")
         runs = {}
         for point in points:
             setup_kw = {**fixed, **dict(zip(names, point))}
             model, x0, xi = experiments.setup(**setup_kw)
-            traj = ue.simulate(model, x0, xi, t_max=t_max, n_frames=n_frames,
+            traj = package_solver.simulate(model, x0, xi, t_max=t_max, n_frames=n_frames,
                                seed=setup_kw.get("seed", 0), **solver)
             runs[point[0] if len(names) == 1 else point] = traj
         return cls(runs, tuple(names), **kwargs)
