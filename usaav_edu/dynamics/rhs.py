@@ -565,6 +565,24 @@ def pair_sums(yt, bias, has_bias, beta, linear):
     ``has_bias`` (any 2-D array otherwise).  Weights beyond the double range
     are ``inf`` or ``0`` (:func:`fastexp.fexp2`).  Serial below
     ``PARALLEL_MIN`` tokens, parallel above.
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates.
+    bias : ndarray
+        ``(n, n)`` symmetric when ``has_bias``.
+    has_bias : bool
+        Whether ``bias`` multiplies the weights.
+    beta : float
+        Inverse temperature.
+    linear : bool
+        Constant ``phi'``.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(A, Z)``, shapes ``(d, n)`` and ``(n,)``.
     """
     d, n = yt.shape
     bufs = chunk_buffers(yt, bias, has_bias, beta, linear)
@@ -583,6 +601,17 @@ def finish_velocity(yt, bufs, params, out):
     (written straight into ``out``), then ``<y_i, A_i>`` and the projection.
     The two scratch rows of the first chunk buffer hold ``w_ii`` and the dot
     products; its ``Z`` row becomes the total ``Z`` for SA.
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates.
+    bufs : ndarray
+        The chunk buffers of :func:`chunk_buffers` (changed: used as scratch).
+    params : KernelParams
+        The kernel's parameters.
+    out : ndarray
+        ``(d, n)``, overwritten.
     """
     d, n = yt.shape
     bias, has_bias, beta, linear = params.bias, params.has_bias, params.beta, params.linear
@@ -636,9 +665,21 @@ def finish_velocity(yt, bufs, params, out):
 
 @njit(cache=True)
 def velocity(yt, params, out):
-    """The velocity field ``dy/dt`` at ``yt`` (both ``(d, n)``), written to ``out``.
+    """The velocity field ``dy/dt`` at ``yt``, written to ``out``.
 
-    ``params`` is a :class:`KernelParams`.
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates, one column per token.
+    params : KernelParams
+        Bias matrix, ``beta`` and the flags of the field, by name.
+    out : ndarray
+        ``(d, n)``, overwritten with ``P_{y_i}(A_i / N_i)`` (zero for frozen tokens).
+
+    References
+    ----------
+    The gauge-coordinate form of the model: Theorem 4.1 (ch4-thm-conjugacy) of the book;
+    arXiv:2605.30229.
     """
     bufs = chunk_buffers(yt, params.bias, params.has_bias, params.beta, params.linear)
     finish_velocity(yt, bufs, params, out)
