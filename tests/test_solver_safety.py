@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import usaav_edu as ue
-from usaav_edu import solver
 from usaav_edu.dynamics import integrators
 
 X32 = ue.sphere.uniform(32, 3, seed=0)
@@ -148,7 +147,8 @@ def test_dopri5_status_after_non_finite_trials():
     assert res.outcome is integrators.Outcome.OK and res.t == 1.0 and res.rejected == 1
     assert res.accepted >= 1 and res.n_rhs == 7 * (res.accepted + res.rejected)
     res = dopri5.advance(y.copy(), 0.0, 1.0, 0.5, _NaNFirst(bad=10 ** 9), control)
-    assert res.outcome is integrators.Outcome.NONFINITE_TRIALS and res.accepted == 0 and res.h < 1e-6
+    assert res.outcome is integrators.Outcome.NONFINITE_TRIALS
+    assert res.accepted == 0 and res.h < 1e-6
     assert "non-finite" in res.outcome.message
 
 
@@ -186,7 +186,8 @@ def test_scaled_energy_agrees_with_the_reference(model):
     xi = None if model.labels == "none" else np.linspace(0.0, 8.0, 32)
     prepared = model.kernel(X32, xi)
     expected = ue.dynamics.energy_reference(model, X32, prepared.xi)
-    assert energy_scaled(prepared.y0, prepared.bias, model.beta) == pytest.approx(expected, rel=1e-13)
+    got = energy_scaled(prepared.y0, prepared.bias, model.beta)
+    assert got == pytest.approx(expected, rel=1e-13)
 
 
 def test_energy_beyond_the_double_range_raises():

@@ -430,12 +430,14 @@ def test_step_statistics_are_saved_and_loaded(tmp_path, rope_traj):
     (lambda: ue.models.RopeGauge((float("nan"),)), ValueError, "omegas\\[0\\] must be finite"),
     (lambda: ue.models.RopeGauge("12"), TypeError, "omegas must be a sequence"),
     (lambda: ue.models.RopeGauge((1.0, 2.0), 3), ValueError, "one frequency per rotation plane"),
-    (lambda: ue.models.FrameGauge(np.full((1, 3, 3), 0.5)), ValueError, "frames must be orthogonal"),
+    (lambda: ue.models.FrameGauge(np.full((1, 3, 3), 0.5)), ValueError,
+     "frames must be orthogonal"),
     (lambda: ue.models.DistanceBias(-1.0), ValueError, "lam must be >= 0"),
     (lambda: ue.models.CosineBias(float("inf")), ValueError, "omega must be finite"),
     (lambda: ue.models.ExpProfile(-1.0), ValueError, "beta must be >= 0"),
     (lambda: ue.Model(gauge="rope"), TypeError, "gauge must be"),
-    (lambda: ue.Model(bias=ue.models.CosineBias(1.0), normalization="sa"), ValueError, "non-negative"),
+    (lambda: ue.Model(bias=ue.models.CosineBias(1.0), normalization="sa"), ValueError,
+     "non-negative"),
     (lambda: ue.Model(profile=lambda s: s), TypeError, "profile must be"),
 ])
 def test_direct_model_construction_runs_the_constructor_checks(make, error, words):

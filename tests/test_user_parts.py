@@ -109,7 +109,8 @@ def test_user_parts_run_through_energy_diagnostics_and_a_widget():
     assert s["energy_bound"] == pytest.approx(b.mean() / 2, rel=1e-13)
     y = traj.y
     assert np.max(np.abs(np.linalg.norm(y, axis=2) - 1)) < 1e-12
-    assert s["orbit_residual"] == pytest.approx(ue.diagnostics.orbit_residual(model, traj.final, XI))
+    residual = ue.diagnostics.orbit_residual(model, traj.final, XI)
+    assert s["orbit_residual"] == pytest.approx(residual)
     player = W.TrajectoryPlayer(traj, max_frames=6)
     assert np.allclose(player.keyframes, traj.x[player.frame_indices], atol=1e-6)
 

@@ -145,8 +145,8 @@ def __getattr__(name):
 
 
 __all__ = [
-    "biases", "diagnostics", "dynamics", "experiments", "gauges", "laws", "maximizers", "models", "profiles",
-    "progress", "reductions", "spectral", "sphere",
+    "biases", "diagnostics", "dynamics", "experiments", "gauges", "laws", "maximizers", "models",
+    "profiles", "progress", "reductions", "spectral", "sphere",
     "Model",
     "IntegrationError", "energy", "energy_bound", "simulate", "Trajectory", "__version__",
 ]

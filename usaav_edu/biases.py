@@ -255,8 +255,8 @@ class CosineBias:
         span = _span(xi)
         with np.errstate(over="ignore", invalid="ignore"):
             if not np.isfinite(self.omega * span):
-                raise ValueError(f"omega * (xi_i - xi_j) must be finite: omega = {self.omega:g} and xi "
-                                 f"spanning {span:g} overflow")
+                raise ValueError(f"omega * (xi_i - xi_j) must be finite: omega = {self.omega:g} "
+                                 f"and xi spanning {span:g} overflow")
 
     def bound_factor(self, xi):
         """``mean(B)`` if ``B >= 0``, else ``lambda_max(B) / n``, without forming all of ``B``.
@@ -411,6 +411,6 @@ def bias_from_params(p):
         raise ValueError(f"params['bias']['kind'] must be one of {sorted(keys)}, got {kind!r}")
     rest = set(p) - {"kind"}
     if rest != keys[kind]:
-        raise ValueError(f"params['bias'] of kind {kind!r} must have the keys {sorted(keys[kind])}, "
-                         f"got {sorted(rest)}")
+        raise ValueError(f"params['bias'] of kind {kind!r} must have the keys "
+                         f"{sorted(keys[kind])}, got {sorted(rest)}")
     return BUILT_IN[kind](**{k: p[k] for k in keys[kind]})

@@ -1,4 +1,4 @@
-"""The standard experiments: one registry read by the book, the CLI, the widgets and the phase diagram.
+"""The standard experiments: one registry for the book, the CLI, the widgets, the phase diagram.
 
 ``setup(name, n, ...)`` returns ``(model, x0, xi)`` for one of the experiments
 of the book's chapter 8 ("Reproducing the experiments"; the first four are its

@@ -456,8 +456,8 @@ def gauge_from_params(p):
         raise ValueError(f"params['gauge']['kind'] must be one of {sorted(keys)}, got {kind!r}")
     rest = set(p) - {"kind"}
     if rest != keys[kind]:
-        raise ValueError(f"params['gauge'] of kind {kind!r} must have the keys {sorted(keys[kind])}, "
-                         f"got {sorted(rest)}")
+        raise ValueError(f"params['gauge'] of kind {kind!r} must have the keys "
+                         f"{sorted(keys[kind])}, got {sorted(rest)}")
     if kind == "identity":
         return IdentityGauge(p["d"])
     if kind == "rope":

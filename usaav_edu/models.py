@@ -112,7 +112,9 @@ class Model:
     def _default_name(self):
         g = getattr(self.gauge, "kind", type(self.gauge).__name__)
         b = getattr(self.bias, "kind", type(self.bias).__name__)
-        parts = [self.normalization] + ([] if g == "identity" else [g]) + ([] if b == "none" else [b])
+        parts = [self.normalization]
+        parts += [] if g == "identity" else [g]
+        parts += [] if b == "none" else [b]
         return "-".join(parts)
 
     # ------------------------------------------------------------------ read-only summaries
@@ -142,8 +144,8 @@ class Model:
     @property
     def user_parts(self):
         """The names of the parts that are not built in (``"gauge"``, ``"bias"``)."""
-        return tuple(name for name, built_in in (("gauge", _builtin_gauge(self.gauge)),
-                                                 ("bias", _builtin_bias(self.bias))) if not built_in)
+        parts = (("gauge", _builtin_gauge(self.gauge)), ("bias", _builtin_bias(self.bias)))
+        return tuple(name for name, built_in in parts if not built_in)
 
     def phi(self, s):
         """The profile ``phi(s)``.
@@ -501,7 +503,8 @@ def _from_flat_params(p):
                         f"{type(p['omegas']).__name__}")
     omegas = omegas_tuple(p["omegas"])
     if gauge != "rope" and omegas:
-        raise ValueError(f"omegas must be empty unless gauge is 'rope' (gauge {gauge!r}), got {omegas}")
+        raise ValueError(f"omegas must be empty unless gauge is 'rope' (gauge {gauge!r}), "
+                         f"got {omegas}")
     frames = p.get("frames")
     if gauge != "frames" and frames is not None:
         raise ValueError(f"frames must be None unless gauge is 'frames' (gauge {gauge!r})")

@@ -13,6 +13,8 @@ DELAY = 1.0
 """Seconds a run lasts before its bar appears."""
 INTERVAL = 0.5
 """Least seconds between two redraws."""
+BAR_FORMAT = "{percentage:5.1f}%|{bar}| t = {n:.4g}/{total:.4g} [{elapsed}]"
+"""The percentage with a decimal, the bar, the simulated time and the wall time."""
 
 
 class Progress:
@@ -36,7 +38,7 @@ class Progress:
         if enabled:
             self.bar = tqdm(total=self.t_max, delay=DELAY, mininterval=INTERVAL, miniters=0,
                             file=sys.stderr if file is None else file, leave=True, unit="t",
-                            bar_format="{percentage:5.1f}%|{bar}| t = {n:.4g}/{total:.4g} [{elapsed}]")
+                            bar_format=BAR_FORMAT)
 
     def update(self, t):
         """Show the time ``t`` reached (cheap when nothing is drawn).

@@ -29,7 +29,7 @@ class IntegrationError(RuntimeError):
 
 
 def _field(kernel):
-    """The velocity field of the run: the Numba kernel on ``y``, or the unrotated variant on ``x``."""
+    """The velocity field of a run: the Numba kernel on ``y``, or the unrotated variant on ``x``."""
     if kernel.model.rotate_values:
         return integrators.GaugeField(kernel.params)
     return UnrotatedValuesField(kernel)
@@ -114,7 +114,7 @@ def _max_abs_bias(p):
 
 
 def _lipschitz(p):
-    """The Lipschitz estimate ``L`` of the velocity field of the parameters ``p`` (see :func:`default_dt`)."""
+    """The Lipschitz estimate ``L`` of the velocity field of ``p`` (see :func:`default_dt`)."""
     bmax = _max_abs_bias(p)
     if p.sa:
         return 1.0 + p.beta
@@ -386,13 +386,18 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     accepted = rejected = n_rhs = 0
     with Progress(bool(progress), t_max) as bar:
         for f in range(1, n_frames):
-            budget = None if max_steps is None or not stepper.adaptive else max_steps - accepted - rejected
-            control = integrators.Control(rtol, atol, h_min, budget, bar.update if progress else None)
+            budget = None
+            if max_steps is not None and stepper.adaptive:
+                budget = max_steps - accepted - rejected
+            control = integrators.Control(rtol, atol, h_min, budget,
+                                          bar.update if progress else None)
             res = stepper.advance(state, times[f - 1], times[f], h, field, control)
-            accepted, rejected, n_rhs = accepted + res.accepted, rejected + res.rejected, n_rhs + res.n_rhs
+            accepted, rejected = accepted + res.accepted, rejected + res.rejected
+            n_rhs += res.n_rhs
             if res.outcome is not integrators.Outcome.OK:
-                raise IntegrationError(_failure(res, kernel, method, times[f - 1], times[f], h, t_max,
-                                                rtol=rtol, atol=atol, h_min=h_min, max_steps=max_steps))
+                raise IntegrationError(_failure(res, kernel, method, times[f - 1], times[f], h,
+                                                t_max, rtol=rtol, atol=atol, h_min=h_min,
+                                                max_steps=max_steps))
             h = res.h
             frames[f] = state.T
             energies[f] = _energy_of(kernel, state)
@@ -407,8 +412,8 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     return Trajectory(t=times, x=xs, xi=kernel.xi, energy=energies, model=model, method=method,
                       dt=None if adaptive else h, rtol=rtol if adaptive else None,
                       atol=atol if adaptive else None, frozen=kernel.frozen,
-                      seed=None if seed is None else int(seed), n_rhs=n_rhs, steps_accepted=accepted,
-                      steps_rejected=rejected, version=__version__)
+                      seed=None if seed is None else int(seed), n_rhs=n_rhs,
+                      steps_accepted=accepted, steps_rejected=rejected, version=__version__)
 
 
 def _where(kernel):
@@ -427,7 +432,7 @@ def _rk4_advice(p, h):
 
 
 def _check_energy(kernel, energies, times, f, method, h, rtol, atol):
-    """Raise IntegrationError if the energy fell from frame ``f - 1`` to frame ``f`` beyond round-off."""
+    """Raise IntegrationError if the energy fell from frame ``f - 1`` to ``f`` beyond round-off."""
     p = kernel.params
     e_prev, e_now = energies[f - 1], energies[f]
     if not e_now < e_prev - _energy_tolerance(p, e_prev, e_now, 0.0 if method == "rk4" else rtol):
@@ -437,18 +442,19 @@ def _check_energy(kernel, energies, times, f, method, h, rtol, atol):
             f"is wrong. ")
     if method == "rk4":
         raise IntegrationError(what + _rk4_advice(p, h))
-    raise IntegrationError(what + f"Dormand-Prince with rtol = {rtol:g}, atol = {atol:g} accepted steps "
-                                  f"too large to be stable (the fall exceeds rtol times the energy scale); "
-                                  f"tighten rtol and atol.")
+    raise IntegrationError(what + f"Dormand-Prince with rtol = {rtol:g}, atol = {atol:g} accepted "
+                                  f"steps too large to be stable (the fall exceeds rtol times the "
+                                  f"energy scale); tighten rtol and atol.")
 
 
-def _failure(res, kernel, method, t0, t_end, h, t_max, rtol=None, atol=None, h_min=None, max_steps=None):
+def _failure(res, kernel, method, t0, t_end, h, t_max, rtol=None, atol=None, h_min=None,
+             max_steps=None):
     """The IntegrationError message for a stepper outcome other than OK."""
     O = integrators.Outcome
     p = kernel.params
     if method == "rk4":
-        return (f"RK4 reached a non-finite state between t = {t0:g} and t = {t_end:g} ({_where(kernel)}). "
-                + _rk4_advice(p, h))
+        return (f"RK4 reached a non-finite state between t = {t0:g} and t = {t_end:g} "
+                f"({_where(kernel)}). " + _rk4_advice(p, h))
     t, h = res.t, res.h
     where = f"at t = {t:.6g} ({_where(kernel)}, rtol = {rtol:g}, atol = {atol:g})"
     if res.outcome is O.MAX_STEPS:

@@ -222,7 +222,8 @@ class ExperimentDashboard(widgets.VBox):
 
         style = {"description_width": "70px"}
         lay = widgets.Layout(width="300px")
-        self.model = widgets.Dropdown(options=experiments.choices(), value=name, description="model",
+        self.model = widgets.Dropdown(options=experiments.choices(), value=name,
+                                      description="model",
                                       tooltip="experiment to simulate", style=style, layout=lay)
 
         def bounds(key):
@@ -269,7 +270,8 @@ class ExperimentDashboard(widgets.VBox):
     def params(self) -> dict:
         """The current control values, as ``experiments.setup`` keywords."""
         name = self.model.value
-        return dict(name=name, n=int(self.n.value), d=experiments.get(name).fixed_dimension or self.d,
+        fixed = experiments.get(name).fixed_dimension
+        return dict(name=name, n=int(self.n.value), d=fixed or self.d,
                     beta=float(self.beta.value), omega=float(self.omega.value),
                     n_prompts=int(self.n_prompts.value), seed=int(self.seed.value))
 
