@@ -68,6 +68,24 @@ def energy_scaled(yt, bias, beta):
     ``BLOCK_ENTRIES`` entries each, never the whole ``n x n`` matrix for large
     n).  ``bias`` is the ``(n, n)`` bias matrix or None (``b = 1``).  Raises
     OverflowError if E itself exceeds the double range.
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates.
+    bias : ndarray or None
+        ``(n, n)`` bias matrix.
+    beta : float
+        Inverse temperature, > 0.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    OverflowError
+        If E exceeds the double range.
     """
     d, n = yt.shape
     y = np.ascontiguousarray(yt.T)
