@@ -1,6 +1,6 @@
 """Biases ``b(xi, zeta)``: the second part of a kernel (the book's chapter 7).
 
-A bias weighs the interaction of two tokens by their labels (Definition (ch7-def-bias) of the
+A bias weighs the interaction of two tokens by their labels (Definition 7.1 (ch7-def-bias) of the
 book).  Built in:
 
 * :class:`NoBias`: ``b = 1``;
@@ -276,7 +276,7 @@ class CosineBias:
 
         References
         ----------
-        The book's chapter 7, Theorem (ch7-thm-nonneg) and Theorem (ch7-thm-fourier).
+        The book's chapter 7, Theorem 7.1 (ch7-thm-nonneg) and Theorem 7.2 (ch7-thm-fourier).
         """
         xi = np.asarray(xi, dtype=np.float64)
         n = xi.shape[0]

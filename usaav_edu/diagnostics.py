@@ -95,8 +95,8 @@ def dirac_distance(x):
 
     References
     ----------
-    The book's Theorem (ch1-thm-dirac) and Theorem (ch3-thm-diracization): collapse is convergence
-    to a Dirac mass.
+    The book's Theorem 1.2 (ch1-thm-dirac) and Theorem 3.1 (ch3-thm-diracization): collapse is
+    convergence to a Dirac mass.
     """
     x = v.points_on_sphere("x", x)
     m = np.linalg.norm(x.mean(axis=0))
@@ -234,7 +234,7 @@ def orbit_residual(model, x, xi):
 
     References
     ----------
-    Theorem 4.2 (ch4-thm-max) and Theorem (ch6-thm-gauge) of the book: the maximizers.
+    Theorem 4.2 (ch4-thm-max) and Theorem 6.1 (ch6-thm-gauge) of the book: the maximizers.
     """
     model = require_model(model)
     x = v.points_on_sphere("x", x)

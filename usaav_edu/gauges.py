@@ -8,7 +8,7 @@ A gauge turns the labels ``xi`` of ``n`` tokens into orthogonal matrices
 * :class:`RopeGauge`: the rotary gauge ``G(xi) = exp(xi Omega)``,
   ``Omega = blockdiag(omega_k J)`` on the planes (e1, e2), (e3, e4), ...;
 * :class:`FrameGauge`: one orthogonal frame per prompt id (prefix gauge, the gauge of
-  Definition (ch6-def-gauge)).
+  Definition 6.1 (ch6-def-gauge)).
 
 Any object with a method ``matrices(xi) -> (n, d, d)`` array of orthogonal
 matrices is a gauge too: the model checks its output once per run (shape,

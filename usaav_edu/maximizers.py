@@ -61,7 +61,7 @@ def gauge_maximizer(model, xi, u):
 
     References
     ----------
-    Theorem 4.2 (ch4-thm-max) and Theorem (ch6-thm-gauge) of the book.
+    Theorem 4.2 (ch4-thm-max) and Theorem 6.1 (ch6-thm-gauge) of the book.
     """
     model = require_model(model)
     u = _unit("u", u)
@@ -141,7 +141,7 @@ def great_circle(xi, k, a, c):
 
     References
     ----------
-    Theorem (ch7-thm-circle) of the book.
+    Theorem 7.3 (ch7-thm-circle) of the book.
     """
     xi = v.float_array("xi", xi, ndim=1)
     k = v.real_scalar("k", k)
@@ -197,7 +197,7 @@ def cosine_circle_energy(xi, omega):
 
     References
     ----------
-    Theorem (ch7-thm-circle) of the book.
+    Theorem 7.3 (ch7-thm-circle) of the book.
     """
     xi = v.float_array("xi", xi, ndim=1)
     if xi.shape[0] < 1:

@@ -5,7 +5,7 @@ and bias in chapters 4 to 7 (arXiv:2605.30229).  A model is the interaction kern
 
     h((x, xi), (y, zeta)) = b(xi, zeta) * phi(<G(xi) x, G(zeta) y>)
 
-(Definition (ch3-def-av) of the book) built from three parts, each validating itself when it
+(Definition 3.1 (ch3-def-av) of the book) built from three parts, each validating itself when it
 is built:
 
 * a gauge ``G: A -> O(d)`` (:mod:`usaav_edu.gauges`): :class:`IdentityGauge`,

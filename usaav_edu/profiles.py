@@ -1,4 +1,4 @@
-"""Profiles ``phi``: the third part of a kernel (the energy of Definition (ch1-def-energy)).
+"""Profiles ``phi``: the third part of a kernel (the energy of Definition 1.2 (ch1-def-energy)).
 
 * :class:`ExpProfile`: attention, ``phi(s) = e^{beta s} / beta`` (``beta > 0``); at
   ``beta = 0`` it stands for its limit up to a constant, ``phi(s) = s``;

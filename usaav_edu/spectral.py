@@ -139,7 +139,7 @@ def top_frequency(k, bhat):
 
     References
     ----------
-    The book's chapter 7: Theorem (ch7-thm-fourier) and Theorem (ch7-thm-circle).
+    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
     """
     k = _frequencies(k)
     if k.dtype == bool or not np.issubdtype(k.dtype, np.integer):
@@ -204,7 +204,7 @@ def profile_fourier(x, xi, k, period=TWO_PI):
 
     References
     ----------
-    The book's chapter 7: Theorem (ch7-thm-fourier) and Theorem (ch7-thm-circle).
+    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
     """
     x = v.points_on_sphere("x", x)
     xi = v.float_array("xi", xi, ndim=1)
@@ -239,7 +239,7 @@ def fourier_energy(bhat, mhat):
 
     References
     ----------
-    The book's chapter 7: Theorem (ch7-thm-fourier) and Theorem (ch7-thm-circle).
+    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
     """
     bhat = _coefficients("bhat", bhat)
     mhat = _coefficients("mhat", mhat)
@@ -350,7 +350,7 @@ def classify(x, collapse_tol=1e-2, planar_tol=0.05):
 
     References
     ----------
-    The book's chapter 7: Theorem (ch7-thm-fourier) and Theorem (ch7-thm-circle).
+    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
     """
     x = v.points_on_sphere("x", x)
     collapse_tol = v.real_scalar("collapse_tol", collapse_tol, minimum=0.0, strict=True)
@@ -442,7 +442,7 @@ def phase_diagram(biases=BIAS_TYPES, omegas=(0.2, 1.0, 2.0), betas=(0.0, 1.0), n
 
     References
     ----------
-    The book's chapter 7: Theorem (ch7-thm-fourier) and Theorem (ch7-thm-circle).
+    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
     """
     if isinstance(biases, str) or not all(isinstance(b, str) for b in biases):
         raise TypeError(f"biases must be a sequence of names from {BIAS_TYPES}, got {biases!r}")
