@@ -238,7 +238,8 @@ def von_mises_mixture(centers, kappas, weights, grid=4096):
 
 
 def two_bump_law(center=0.5 * np.pi, separation=np.pi, kappa=4.0, weight=0.65, grid=4096):
-    """Two von Mises bumps at ``center``, ``center + separation``, weights ``weight``, ``1 - weight``.
+    """Two von Mises bumps, at ``center`` and ``center + separation``, of weights ``weight``
+    and ``1 - weight``.
 
     Parameters
     ----------
@@ -270,7 +271,8 @@ def uniform_circle_law():
 
 
 def quantile_points(law, n):
-    """The ``n`` quantiles ``F^{-1}((i + 1/2) / n)``, i = 0..n-1: a sample at KS distance 1/(2n) of F.
+    """The ``n`` quantiles ``F^{-1}((i + 1/2) / n)``, i = 0..n-1: a sample at KS distance
+    1/(2n) of F.
 
     Parameters
     ----------
