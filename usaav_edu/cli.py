@@ -60,6 +60,21 @@ def simulate_settings(a):
     """Check every ``simulate`` flag before anything runs; return the setup and solver keywords and the path.
 
     Raises ValueError or TypeError naming the flag.
+
+    Parameters
+    ----------
+    a : argparse.Namespace
+        The parsed flags.
+
+    Returns
+    -------
+    tuple
+        ``(setup keywords, solver keywords, output path or None)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the flag.
     """
     name = a.model
     experiment = experiments.get(name)
@@ -157,6 +172,18 @@ def _describe(exc):
 
 
 def main(argv=None):
+    """Run the ``usaav-edu`` command.
+
+    Parameters
+    ----------
+    argv : list of str or None
+        The arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0, 1 for a failed run, 2 for bad input, 130 for Ctrl-C.
+    """
     a = _parser().parse_args(argv)
     err = _LineTracker(sys.stderr)
     record = {"saved": None, "finished": False}

@@ -63,6 +63,20 @@ def live_kernel(live: bool | None = None) -> bool:
     ``live`` True or False is returned as is; ``None`` reads the environment variable
     ``USAAV_EDU_STATIC_PAGE``: unset, empty or ``"0"`` means a live kernel, ``"1"`` a static page
     (any other value is refused).
+
+    Parameters
+    ----------
+    live : bool or None
+        The choice, or None to read the environment.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a ``live`` that is not a bool or None, or an unknown value of the variable.
     """
     if live is not None:
         if not isinstance(live, bool):
@@ -75,7 +89,17 @@ def live_kernel(live: bool | None = None) -> bool:
 
 
 def static_note(url: str = RUNNING_NOTEBOOKS_URL) -> str:
-    """HTML of the note a static dashboard shows in place of working controls."""
+    """HTML of the note a static dashboard shows in place of working controls.
+
+    Parameters
+    ----------
+    url : str
+        Where the note's link goes.
+
+    Returns
+    -------
+    str
+    """
     url = c.text("url", url)
     return ("<div class='usaav-static-note' role='note' style='font-size:13px;line-height:1.35;"
             "border-left:4px solid #e69f00;background:#fff8e6;padding:6px 8px;margin:4px 0'>"
@@ -107,7 +131,22 @@ class EnergyPlot:
 
     def draw(self, t, energy, bound=None, title: str = ""):
         """Draw ``energy`` against ``t`` (finite, of one length >= 2, t increasing from first to
-        last) and, when ``bound`` is a number, a dashed line at ``bound``."""
+        last) and, when ``bound`` is a number, a dashed line at ``bound``.
+
+        Parameters
+        ----------
+        t, energy : array_like
+            Times and energies.
+        bound : float or None
+            The upper bound to draw.
+        title : str
+            The plot's title.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For arrays of the wrong shape, order or values.
+        """
         t = float_array("t", t, ndim=1)
         e = float_array("energy", energy, ndim=1)
         if t.shape != e.shape or t.size < 2:
@@ -297,7 +336,17 @@ class ExperimentDashboard(widgets.VBox):
         return bound if np.isfinite(bound) else None
 
     def run_title(self, p: dict | None = None) -> str:
-        """Title naming every parameter the run on display (or the run ``p``) depends on."""
+        """Title naming every parameter the run on display (or the run ``p``) depends on.
+
+        Parameters
+        ----------
+        p : dict or None
+            A run's parameters (:meth:`params`); None: the run on display.
+
+        Returns
+        -------
+        str
+        """
         p = self._shown if p is None else p
         reads = experiments.get(p["name"]).parameters
         parts = [f"n = {p['n']}"] + [f"{key} = {p[key]:g}" for key in ("beta", "omega", "n_prompts")
