@@ -142,7 +142,7 @@ def batch_times(fns, repeats, min_time, pause=0.0):
 
 
 def exp_max_rel_error(num=2_000_001):
-    """Maximum relative error of the vectorized exp against ``numpy.exp`` on a grid of ``|x| <= 700``.
+    """Largest relative error of the vectorized exp against ``numpy.exp`` over ``|x| <= 700``.
 
     Parameters
     ----------
@@ -288,7 +288,7 @@ class BusyProcesses:
 
 
 def with_threads(fn, threads):
-    """``fn`` run with ``numba.set_num_threads(threads)`` (the previous count restored after each call).
+    """``fn`` run with ``numba.set_num_threads(threads)`` (the count restored after each call).
 
     Parameters
     ----------
