@@ -233,3 +233,24 @@ def test_fast_range_bound():
     assert rhs.fast_range(yt, 1e9, True)  # the linear profile has no exponential
     yt[0, 7] = np.nan
     assert not rhs.fast_range(yt, 1.0, False)
+
+
+def test_gauge_field_keeps_its_entry_point_and_dispatches_other_arrays():
+    from usaav_edu.dynamics.integrators import GaugeField
+
+    n = 40
+    y = unit_vectors(n, 3, seed=3)
+    yt = np.ascontiguousarray(y.T)
+    field = GaugeField(rhs.kernel_params(None, 1.0, False, False))
+    want = dense_velocity(y, None, 1.0, False, False, np.ones(n, dtype=bool))
+    first, second = np.empty_like(yt), np.empty_like(yt)
+    field(yt, first)  # dispatches, then keeps the compiled entry point
+    assert field._entry is not None
+    field(yt, second)  # through the entry point
+    assert np.array_equal(first, second) and rel_err(second, want) < RTOL
+    # a state in Fortran order is not what the entry point was compiled for: dispatched
+    third = np.empty_like(yt)
+    field(np.asfortranarray(yt), third)
+    assert rel_err(third, want) < RTOL
+    with pytest.raises(TypeError, match="KernelParams"):
+        GaugeField((np.ones((1, 1)), False, 1.0, False, False, np.ones(1, dtype=bool), False))

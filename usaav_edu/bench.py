@@ -4,7 +4,7 @@ Used by ``usaav-edu bench`` and ``benchmarks/rhs_throughput.py``.  For each n
 (d = 3, beta = 1, exponential profile, no bias, random unit vectors) it times
 
 * the package's velocity as the solver calls it
-  (:func:`usaav_edu.dynamics.integrators.velocity`: Numba pair sums, then the
+  (:class:`usaav_edu.dynamics.integrators.GaugeField`: Numba pair sums, then the
   projection), and
 * the dense NumPy reference in content coordinates:
   ``S = Y Y^T; W = exp(beta S); V = W Y / n; f = V - <V, Y> Y``.
@@ -32,7 +32,7 @@ import numba
 import numpy as np
 
 from .dynamics.fastexp import X_MAX, exp_array
-from .dynamics.integrators import velocity
+from .dynamics.integrators import GaugeField
 from .dynamics.rhs import kernel_params
 from .sphere import uniform
 
@@ -74,10 +74,10 @@ def numba_velocity_call(y, beta):
     """
     yt = np.ascontiguousarray(y.T)
     out = np.empty_like(yt)
-    params = kernel_params(bias=None, beta=beta, linear=False, sa=False)
+    field = GaugeField(kernel_params(bias=None, beta=beta, linear=False, sa=False))
 
     def call():
-        velocity(yt, params, out)
+        field(yt, out)
         return out.T
 
     return call
