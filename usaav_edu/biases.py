@@ -102,7 +102,7 @@ class NoBias:
         return 1.0
 
     def params(self):
-        """The JSON description read back by :func:`bias_from_params`.
+        """The JSON description read back by :func:`~usaav_edu.biases.bias_from_params`.
 
         Returns
         -------
@@ -190,7 +190,7 @@ class DistanceBias:
         return (n + 2.0 * total) / (n * n)
 
     def params(self):
-        """The JSON description read back by :func:`bias_from_params`.
+        """The JSON description read back by :func:`~usaav_edu.biases.bias_from_params`.
 
         Returns
         -------
@@ -294,7 +294,7 @@ class CosineBias:
         return float(np.linalg.eigvalsh(gram)[-1]) / n
 
     def params(self):
-        """The JSON description read back by :func:`bias_from_params`.
+        """The JSON description read back by :func:`~usaav_edu.biases.bias_from_params`.
 
         Returns
         -------

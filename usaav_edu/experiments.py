@@ -145,6 +145,7 @@ EXPERIMENTS = {e.name: e for e in (
 """The standard experiments by name, in menu order."""
 
 NAMES = tuple(EXPERIMENTS)
+"""The names of the standard experiments, in menu order."""
 PARAMETERS = {name: e.parameters for name, e in EXPERIMENTS.items()}
 """The keywords of ``setup`` that each experiment reads besides n and seed (from the registry)."""
 FIXED_DIMENSION = {name: e.fixed_dimension for name, e in EXPERIMENTS.items()
@@ -168,7 +169,7 @@ def get(name):
     Parameters
     ----------
     name : str
-        One of :data:`NAMES`.
+        One of :data:`~usaav_edu.experiments.NAMES`.
 
     Returns
     -------
@@ -198,7 +199,7 @@ def setup(name, n=64, d=3, beta=1.0, omega=1.0, n_prompts=4, lam=1.0, seed=0):
     Parameters
     ----------
     name : str
-        One of :data:`NAMES`.
+        One of :data:`~usaav_edu.experiments.NAMES`.
     n : int
         Number of tokens.
     d : int

@@ -115,7 +115,7 @@ class IdentityGauge:
         return np.array(x, dtype=np.float64)
 
     def params(self):
-        """The JSON description read back by :func:`gauge_from_params`.
+        """The JSON description read back by :func:`~usaav_edu.gauges.gauge_from_params`.
 
         Returns
         -------
@@ -256,7 +256,7 @@ class RopeGauge:
         return out
 
     def params(self):
-        """The JSON description read back by :func:`gauge_from_params`.
+        """The JSON description read back by :func:`~usaav_edu.gauges.gauge_from_params`.
 
         Returns
         -------
@@ -339,7 +339,7 @@ class FrameGauge:
         return np.einsum(sub, f, np.asarray(x, dtype=np.float64))
 
     def params(self):
-        """The JSON description read back by :func:`gauge_from_params`.
+        """The JSON description read back by :func:`~usaav_edu.gauges.gauge_from_params`.
 
         Returns
         -------

@@ -43,7 +43,7 @@ from .profiles import profile_from_params
 
 __all__ = [
     "Model", "KernelInput", "IdentityGauge", "RopeGauge", "FrameGauge", "NoBias", "DistanceBias",
-    "CosineBias", "ExpProfile", "LinearProfile", "KernelParams", "BETA_MAX", "BETA_MIN",
+    "CosineBias", "ExpProfile", "LinearProfile", "KernelParams",
     "usa", "sa", "rope", "standard_rope", "rope_frequencies", "prefix_gauge", "frames_from_targets",
     "prefix_gauge_from_targets", "distance_bias", "cosine_bias", "require_model",
 ]

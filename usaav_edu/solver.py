@@ -199,7 +199,7 @@ RK4_STABILITY = 2.785
 ENERGY_RTOL = 1e-10
 """The relative fall of the energy between two frames that :func:`simulate` tolerates.
 
-See :func:`_energy_tolerance`."""
+See ``_energy_tolerance``."""
 
 
 def _rk4_steps(t_max, n_frames, step):
@@ -292,7 +292,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     t_max : float
         Final time, > 0.
     dt : float or None
-        RK4 step bound (default :func:`default_dt`).  The step used is
+        RK4 step bound (default :func:`~usaav_edu.solver.default_dt`).  The step used is
         ``t_max / (steps)``, the largest step <= dt that lands on every frame;
         it is recorded in ``Trajectory.dt``.  For dopri5 ``dt`` is the first trial step.
     method : {"rk4", "dopri5"}
@@ -334,7 +334,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         ``rotate_values=False`` variant the dynamics raises the energy (USA is its gradient
         ascent, SA a gradient ascent in another metric), so after every frame the energy is
         compared with the previous frame's: a fall beyond round-off
-        (:func:`_energy_tolerance`) means the step was unstable.  The variant is not a
+        (``_energy_tolerance``) means the step was unstable.  The variant is not a
         gradient flow and is not checked.
 
     References

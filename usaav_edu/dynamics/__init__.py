@@ -8,11 +8,11 @@
 """
 
 from .energy import energy_bound, energy_gauge
-from .integrators import METHODS, ButcherTableau, Outcome
+from .integrators import METHODS, AdaptiveStepper, ButcherTableau, FixedStepper, Outcome
 from .reference import energy_reference, rk4_reference, velocity_reference
 from .rhs import pair_sums, velocity
 
 __all__ = [
-    "energy_bound", "energy_gauge", "METHODS", "ButcherTableau", "Outcome",
+    "energy_bound", "energy_gauge", "ButcherTableau", "FixedStepper", "AdaptiveStepper", "Outcome",
     "energy_reference", "rk4_reference", "velocity_reference", "pair_sums", "velocity",
 ]
