@@ -286,6 +286,10 @@ def test_from_experiment_holds_exactly_what_simulate_returns():
     ({"beta": [1, None]}, {"name": "usa"}, TypeError, "must be a number or a string"),
 ])
 def test_from_experiment_refuses_bad_grids_before_simulating(grid, fixed, error, message, monkeypatch):
-    monkeypatch.setattr(ue, "simulate", lambda *a, **k: pytest.fail("simulated before checking"))
+    def fail(*args, **kwargs):
+        pytest.fail("simulated before checking")
+
+    monkeypatch.setattr(ue, "simulate", fail)
+    monkeypatch.setattr(ue.solver, "simulate", fail)
     with pytest.raises(error, match=message):
         W.Explorer.from_experiment(grid, fixed=fixed, t_max=1.0, n_frames=6)

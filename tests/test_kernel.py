@@ -91,7 +91,8 @@ def test_velocity_matches_dense(d, n, with_bias, sa, frozen):
         mobile[::3] = False
     yt, b, has_bias = kernel_args(y, bias)
     out = np.full_like(yt, np.nan)
-    rhs.velocity(yt, b, has_bias, 1.0, False, sa, mobile, frozen, out)
+    params = rhs.KernelParams(b, has_bias, 1.0, False, sa, mobile, frozen)
+    rhs.velocity(yt, params, out)
     want = dense_velocity(y, bias, 1.0, False, sa, mobile)
     assert np.all(np.isfinite(out))
     assert np.max(np.abs(out - want)) <= RTOL * max(1.0, np.max(np.abs(want)))
@@ -168,7 +169,9 @@ def test_loop_kernels_vectorize_on_their_own_and_reload_from_cache(tmp_path):
         "    yt /= np.linalg.norm(yt, axis=0)\n"
         "    bias = np.ones((n, n)) if has_bias else np.ones((1, 1))\n"
         "    out = np.empty_like(yt)\n"
-        "    rhs.velocity(yt, bias, has_bias, 1.0, False, False, np.ones(n, dtype=np.bool_), False, out)\n"
+        "    mobile = np.ones(n, dtype=np.bool_)\n"
+        "    p = rhs.KernelParams(bias, has_bias, 1.0, False, False, mobile, False)\n"
+        "    rhs.velocity(yt, p, out)\n"
         "    assert np.all(np.isfinite(out))\n"
         "checked = 0\n"
         "for kernel in (rhs.row3, rhs.row3_pair, rhs.row_general):\n"
@@ -230,3 +233,24 @@ def test_fast_range_bound():
     assert rhs.fast_range(yt, 1e9, True)  # the linear profile has no exponential
     yt[0, 7] = np.nan
     assert not rhs.fast_range(yt, 1.0, False)
+
+
+def test_gauge_field_keeps_its_entry_point_and_dispatches_other_arrays():
+    from usaav_edu.dynamics.integrators import GaugeField
+
+    n = 40
+    y = unit_vectors(n, 3, seed=3)
+    yt = np.ascontiguousarray(y.T)
+    field = GaugeField(rhs.kernel_params(None, 1.0, False, False))
+    want = dense_velocity(y, None, 1.0, False, False, np.ones(n, dtype=bool))
+    first, second = np.empty_like(yt), np.empty_like(yt)
+    field(yt, first)  # dispatches, then keeps the compiled entry point
+    assert field._entry is not None
+    field(yt, second)  # through the entry point
+    assert np.array_equal(first, second) and rel_err(second, want) < RTOL
+    # a state in Fortran order is not what the entry point was compiled for: dispatched
+    third = np.empty_like(yt)
+    field(np.asfortranarray(yt), third)
+    assert rel_err(third, want) < RTOL
+    with pytest.raises(TypeError, match="KernelParams"):
+        GaugeField((np.ones((1, 1)), False, 1.0, False, False, np.ones(1, dtype=bool), False))

@@ -5,7 +5,7 @@ import pytest
 
 import usaav_edu as ue
 from usaav_edu.dynamics import energy_reference, velocity_reference
-from usaav_edu.solver import _Prepared
+from usaav_edu.solver import _field
 
 from conftest import all_models
 
@@ -13,11 +13,12 @@ CASES = all_models()
 
 
 def numba_content_velocity(model, x, xi, frozen=None):
-    p = _Prepared(model, x, xi, frozen)
-    out = np.empty_like(p.state)
-    p.field(p.state, out)
+    k = model.kernel(x, xi, frozen)
+    state = k.y0 if model.rotate_values else np.ascontiguousarray(k.x0.T)
+    out = np.empty_like(state)
+    _field(k)(state, out)
     v = out.T
-    return model.from_gauge(v, p.xi) if model.rotate_values else v
+    return k.contents(v) if model.rotate_values else v
 
 
 @pytest.mark.parametrize("name,model,d,labels", CASES, ids=[c[0] for c in CASES])

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import usaav_edu as ue
-from usaav_edu import solver
 from usaav_edu.dynamics import integrators
 
 X32 = ue.sphere.uniform(32, 3, seed=0)
@@ -19,8 +18,8 @@ def no_integration(monkeypatch):
     """Make any started integration fail the test: a refusal must come before it."""
     def started(*args, **kwargs):
         raise AssertionError("the integration started")
-    monkeypatch.setattr(integrators, "rk4_advance", started)
-    monkeypatch.setattr(integrators, "dopri5_advance", started)
+    for stepper in integrators.METHODS.values():
+        monkeypatch.setattr(stepper, "advance", started)
 
 
 # ---------------------------------------------------------------- the work is estimated before integrating
@@ -73,27 +72,23 @@ def test_max_steps_is_validated(value, exc):
 
 
 # ---------------------------------------------------------------- progress within a frame
-class _FakeTime:
-    """A clock that advances 0.3 s at every reading."""
+@pytest.fixture
+def no_delay(monkeypatch):
+    """Show the bar at once and redraw it at every update."""
+    from usaav_edu import progress
 
-    def __init__(self):
-        self.now = 0.0
-
-    def perf_counter(self):
-        self.now += 0.3
-        return self.now
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "INTERVAL", 0.0)
 
 
 @pytest.mark.parametrize("method", ["rk4", "dopri5"])
-def test_progress_is_reported_within_a_single_frame(monkeypatch, capsys, method):
-    monkeypatch.setattr(solver, "time", _FakeTime())
+def test_progress_is_reported_within_a_single_frame(no_delay, capsys, method):
     ue.simulate(ue.models.usa(1.0), X32, t_max=4.0, dt=0.01, method=method, n_frames=2, progress=True)
     shown = [float(p) for p in re.findall(r"(\d+\.\d)%", capsys.readouterr().err)]
     assert any(0.0 < p < 100.0 for p in shown), shown
 
 
-def test_no_progress_output_unless_asked(monkeypatch, capsys):
-    monkeypatch.setattr(solver, "time", _FakeTime())
+def test_no_progress_output_unless_asked(no_delay, capsys):
     ue.simulate(ue.models.usa(1.0), X32, t_max=4.0, n_frames=3)
     assert capsys.readouterr().err == ""
 
@@ -146,13 +141,15 @@ class _NaNFirst:
 
 def test_dopri5_status_after_non_finite_trials():
     y = np.ascontiguousarray(X32[:4].T)
-    status, h, acc, rej, t = integrators.dopri5_advance(y.copy(), 0.0, 1.0, 0.5, 1e-8, 1e-10, 1e-6,
-                                                        _NaNFirst(bad=7))
-    assert status == integrators.Status.OK and t == 1.0 and rej == 1 and acc >= 1
-    status, h, acc, rej, t = integrators.dopri5_advance(y.copy(), 0.0, 1.0, 0.5, 1e-8, 1e-10, 1e-6,
-                                                        _NaNFirst(bad=10 ** 9))
-    assert status == integrators.Status.NONFINITE_TRIALS and acc == 0 and h < 1e-6
-    assert "non-finite" in status.message
+    dopri5 = integrators.METHODS["dopri5"]
+    control = integrators.Control(rtol=1e-8, atol=1e-10, h_min=1e-6)
+    res = dopri5.advance(y.copy(), 0.0, 1.0, 0.5, _NaNFirst(bad=7), control)
+    assert res.outcome is integrators.Outcome.OK and res.t == 1.0 and res.rejected == 1
+    assert res.accepted >= 1 and res.n_rhs == 7 * (res.accepted + res.rejected)
+    res = dopri5.advance(y.copy(), 0.0, 1.0, 0.5, _NaNFirst(bad=10 ** 9), control)
+    assert res.outcome is integrators.Outcome.NONFINITE_TRIALS
+    assert res.accepted == 0 and res.h < 1e-6
+    assert "non-finite" in res.outcome.message
 
 
 def test_dopri5_minimum_step_is_checked_on_rejections_only():
@@ -187,10 +184,10 @@ def test_scaled_energy_agrees_with_the_reference(model):
     from usaav_edu.dynamics.energy import energy_scaled
 
     xi = None if model.labels == "none" else np.linspace(0.0, 8.0, 32)
-    prepared = solver._Prepared(model, X32, xi)
-    bias = prepared.bias if prepared.has_bias else None
+    prepared = model.kernel(X32, xi)
     expected = ue.dynamics.energy_reference(model, X32, prepared.xi)
-    assert energy_scaled(prepared.state, bias, model.beta) == pytest.approx(expected, rel=1e-13)
+    got = energy_scaled(prepared.y0, prepared.bias, model.beta)
+    assert got == pytest.approx(expected, rel=1e-13)
 
 
 def test_energy_beyond_the_double_range_raises():

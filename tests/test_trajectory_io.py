@@ -178,20 +178,21 @@ def test_load_refuses_a_missing_array(tmp_path, traj):
 def test_load_refuses_positions_whose_angles_overflow(tmp_path, rope_traj):
     arrays, meta = parts(rope_traj)
     arrays["xi"] = np.full_like(arrays["xi"], 1e308)
-    meta["model"]["omegas"] = [10.0]
+    meta["model"]["gauge"]["omegas"] = [10.0]
     with pytest.raises(ValueError, match=INVALID + ".*omegas \\* xi"):
         ue.Trajectory.load(write(tmp_path / "bad.npz", arrays, meta))
 
 
 # ---------------------------------------------------------------------- load: malformed metadata
 def _frames_not_orthogonal(m):
-    m["model"]["frames"][0][0][0] = 2.0
+    m["model"]["gauge"]["frames"][0][0][0] = 2.0
 
 
 BAD_METADATA = {
     "frames not orthogonal": (_frames_not_orthogonal, "orthogonal"),
-    "beta is text": (lambda m: m["model"].update(beta="1"), "beta"),
-    "beta is NaN": (lambda m: m["model"].update(beta=float("nan")), "beta"),
+    "beta is text": (lambda m: m["model"]["profile"].update(beta="1"), "beta"),
+    "beta is NaN": (lambda m: m["model"]["profile"].update(beta=float("nan")), "beta"),
+    "unknown gauge kind": (lambda m: m["model"]["gauge"].update(kind="hyperbolic"), "gauge"),
     "unknown gauge": (lambda m: m["model"].update(gauge="hyperbolic"), "gauge"),
     "model key missing": (lambda m: m["model"].pop("profile"), "profile"),
     "model not an object": (lambda m: m.update(model=[1, 2]), "model"),
@@ -199,6 +200,7 @@ BAD_METADATA = {
     "dt negative": (lambda m: m.update(dt=-0.1), "dt"),
     "seed is text": (lambda m: m.update(seed="zero"), "seed"),
     "n_rhs negative": (lambda m: m.update(n_rhs=-4), "n_rhs"),
+    "steps_rejected negative": (lambda m: m.update(steps_rejected=-1), "steps_rejected"),
     "version is a number": (lambda m: m.update(version=1), "version"),
     "metadata key missing": (lambda m: m.pop("seed"), "seed"),
 }
@@ -364,30 +366,83 @@ def test_load_warns_about_arrays_and_keys_it_does_not_know(tmp_path, traj):
 # ---------------------------------------------------------------------- models rebuilt from parameters
 def test_from_params_runs_the_constructor_checks(traj):
     good = traj.model.params()
+    assert good["gauge"]["kind"] == "frames" and good["version"] == 2
     assert ue.Model.from_params(good).params() == good
-    bad_frames = dict(good, frames=(np.asarray(good["frames"]) * 1.01).tolist())
+    bad_gauge = dict(good["gauge"], frames=(np.asarray(good["gauge"]["frames"]) * 1.01).tolist())
     with pytest.raises(ValueError, match="frames must be orthogonal"):
-        ue.Model.from_params(bad_frames)
+        ue.Model.from_params(dict(good, gauge=bad_gauge))
     with pytest.raises(ValueError, match="unknown keys 'colour'"):
         ue.Model.from_params(dict(good, colour="red"))
+    distance = ue.models.distance_bias(1.0, 2.0).params()
     with pytest.raises(ValueError, match="lam must be finite"):
-        ue.Model.from_params(dict(ue.models.distance_bias(1.0, 2.0).params(), lam=float("inf")))
-    with pytest.raises(ValueError, match="lacks the keys \\['beta'\\]"):
-        ue.Model.from_params({k: val for k, val in good.items() if k != "beta"})
+        ue.Model.from_params(dict(distance, bias={"kind": "distance", "lam": float("inf")}))
+    with pytest.raises(ValueError, match="lacks the keys \\['profile'\\]"):
+        ue.Model.from_params({k: val for k, val in good.items() if k != "profile"})
+    with pytest.raises(ValueError, match="must have the keys \\['beta'\\]"):
+        ue.Model.from_params(dict(good, profile={"kind": "exp"}))
 
 
-@pytest.mark.parametrize("kwargs, error, words", [
-    (dict(gauge="rope", omegas=(float("nan"),)), ValueError, "omegas\\[0\\] must be finite"),
-    (dict(gauge="rope", omegas="12"), TypeError, "omegas must be a sequence"),
-    (dict(gauge="frames", frames=np.full((1, 3, 3), 0.5)), ValueError, "frames must be orthogonal"),
-    (dict(bias="distance", lam=-1.0), ValueError, "lam must be >= 0"),
-    (dict(bias="cosine", omega=float("inf")), ValueError, "omega must be finite"),
-    (dict(omegas=(1.0,)), ValueError, "omegas must be empty unless gauge is 'rope'"),
-    (dict(lam=2.0), ValueError, "lam must be 0 unless bias is 'distance'"),
+# The flat layout that version 1 wrote (before the parts were nested), by hand.
+OLD_ROPE = {"name": "rope", "beta": 1.5, "profile": "exp", "normalization": "usa", "gauge": "rope",
+            "omegas": [0.5], "bias": "none", "lam": 0.0, "omega": 0.0, "rotate_values": True}
+OLD_COSINE = {"name": "cosine_bias", "beta": 1.0, "profile": "linear", "normalization": "usa",
+              "gauge": "identity", "omegas": [], "bias": "cosine", "lam": 0.0, "omega": 2.0,
+              "rotate_values": True}
+
+
+def test_from_params_reads_the_flat_layout_of_version_1():
+    rope = ue.Model.from_params(OLD_ROPE)
+    assert isinstance(rope.gauge, ue.models.RopeGauge) and rope.gauge.omegas == (0.5,)
+    assert rope.beta == 1.5 and rope.name == "rope" and isinstance(rope.bias, ue.models.NoBias)
+    cosine = ue.Model.from_params(json.dumps(OLD_COSINE))
+    assert isinstance(cosine.bias, ue.models.CosineBias) and cosine.bias.omega == 2.0
+    assert cosine.linear and isinstance(cosine.profile, ue.models.LinearProfile)
+    with pytest.raises(ValueError, match="omegas must be empty unless gauge is 'rope'"):
+        ue.Model.from_params(dict(OLD_COSINE, omegas=[1.0]))
+    with pytest.raises(ValueError, match="lam must be 0 unless bias is 'distance'"):
+        ue.Model.from_params(dict(OLD_ROPE, lam=2.0))
+    with pytest.raises(ValueError, match="omegas\\[0\\] must be finite"):
+        ue.Model.from_params(dict(OLD_ROPE, omegas=[float("nan")]))
+
+
+def test_a_version_1_file_loads(tmp_path):
+    """A file as version 1 wrote it: flat model parameters, no step statistics."""
+    model, x0, xi = ue.experiments.setup("rope", n=5, d=3, omega=0.5, beta=1.5, seed=2)
+    run = ue.simulate(model, x0, xi, t_max=0.5, n_frames=3, seed=2)
+    meta = {"model": OLD_ROPE, "method": "rk4", "dt": run.dt, "rtol": None, "atol": None, "seed": 2,
+            "n_rhs": run.n_rhs, "version": "0.1.0"}
+    arrays = dict(t=run.t, x=run.x, xi=run.xi, energy=run.energy, frozen=np.zeros(5, dtype=bool))
+    back = ue.Trajectory.load(write(tmp_path / "v1.npz", arrays, meta))
+    assert back.steps_accepted is None and back.steps_rejected is None and back.n_rhs == run.n_rhs
+    assert back.model.params() == run.model.params() | {"gauge": {"kind": "rope", "omegas": [0.5],
+                                                                   "d": None}}
+    assert np.array_equal(back.x, run.x)
+
+
+def test_step_statistics_are_saved_and_loaded(tmp_path, rope_traj):
+    assert rope_traj.steps_accepted == rope_traj.n_rhs // 4 and rope_traj.steps_rejected == 0
+    rope_traj.save(tmp_path / "run.npz")
+    back = ue.Trajectory.load(tmp_path / "run.npz")
+    assert (back.steps_accepted, back.steps_rejected) == (rope_traj.steps_accepted, 0)
+
+
+@pytest.mark.parametrize("make, error, words", [
+    (lambda: ue.models.RopeGauge((float("nan"),)), ValueError, "omegas\\[0\\] must be finite"),
+    (lambda: ue.models.RopeGauge("12"), TypeError, "omegas must be a sequence"),
+    (lambda: ue.models.RopeGauge((1.0, 2.0), 3), ValueError, "one frequency per rotation plane"),
+    (lambda: ue.models.FrameGauge(np.full((1, 3, 3), 0.5)), ValueError,
+     "frames must be orthogonal"),
+    (lambda: ue.models.DistanceBias(-1.0), ValueError, "lam must be >= 0"),
+    (lambda: ue.models.CosineBias(float("inf")), ValueError, "omega must be finite"),
+    (lambda: ue.models.ExpProfile(-1.0), ValueError, "beta must be >= 0"),
+    (lambda: ue.Model(gauge="rope"), TypeError, "gauge must be"),
+    (lambda: ue.Model(bias=ue.models.CosineBias(1.0), normalization="sa"), ValueError,
+     "non-negative"),
+    (lambda: ue.Model(profile=lambda s: s), TypeError, "profile must be"),
 ])
-def test_direct_model_construction_runs_the_constructor_checks(kwargs, error, words):
+def test_direct_model_construction_runs_the_constructor_checks(make, error, words):
     with pytest.raises(error, match=words):
-        ue.Model("custom", **kwargs)
+        make()
 
 
 def test_rope_angle_overflow_names_omegas_and_xi():

@@ -6,9 +6,12 @@ The data path is model -> simulate -> Trajectory -> diagnostics / maximizers -> 
     m = ue.models.rope(beta=1.0, omegas=(1.0,), d=3)
     x0 = ue.sphere.uniform(64, 3, seed=0)
     traj = ue.simulate(m, x0, xi, t_max=20.0)
-"""
 
-__version__ = "0.1.0"
+A model is composed of a gauge, a bias and a profile (``ue.Model(gauge=..., bias=...,
+profile=...)``; :mod:`usaav_edu.gauges`, :mod:`usaav_edu.biases`, :mod:`usaav_edu.profiles`).
+A gauge of one's own is any object with a method ``matrices(xi)`` returning orthogonal
+matrices, a bias any object with a method ``matrix(xi)`` returning a symmetric matrix.
+"""
 
 import atexit
 import os
@@ -122,7 +125,10 @@ def _cache_folder():
 _thread_policy()
 _cache_folder()
 
-from . import diagnostics, dynamics, experiments, laws, maximizers, models, reductions, spectral, sphere
+from ._version import __version__
+
+from . import biases, diagnostics, dynamics, experiments, gauges, laws, maximizers, models, profiles
+from . import progress, reductions, spectral, sphere
 from .models import Model
 from .solver import IntegrationError, energy, energy_bound, simulate
 from .trajectory import Trajectory
@@ -139,7 +145,8 @@ def __getattr__(name):
 
 
 __all__ = [
-    "diagnostics", "dynamics", "experiments", "laws", "maximizers", "models", "reductions", "spectral", "sphere",
+    "biases", "diagnostics", "dynamics", "experiments", "gauges", "laws", "maximizers", "models",
+    "profiles", "progress", "reductions", "spectral", "sphere",
     "Model",
     "IntegrationError", "energy", "energy_bound", "simulate", "Trajectory", "__version__",
 ]

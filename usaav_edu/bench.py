@@ -4,7 +4,7 @@ Used by ``usaav-edu bench`` and ``benchmarks/rhs_throughput.py``.  For each n
 (d = 3, beta = 1, exponential profile, no bias, random unit vectors) it times
 
 * the package's velocity as the solver calls it
-  (:func:`usaav_edu.dynamics.integrators.velocity`: Numba pair sums, then the
+  (:class:`usaav_edu.dynamics.integrators.GaugeField`: Numba pair sums, then the
   projection), and
 * the dense NumPy reference in content coordinates:
   ``S = Y Y^T; W = exp(beta S); V = W Y / n; f = V - <V, Y> Y``.
@@ -32,32 +32,71 @@ import numba
 import numpy as np
 
 from .dynamics.fastexp import X_MAX, exp_array
-from .dynamics.integrators import velocity
+from .dynamics.integrators import GaugeField
+from .dynamics.rhs import kernel_params
 from .sphere import uniform
 
 
 def numpy_velocity(y, beta):
-    """The dense NumPy reference: ``P_{y_i}((1/n) sum_j exp(beta <y_i, y_j>) y_j)``."""
+    """The dense NumPy reference: ``P_{y_i}((1/n) sum_j exp(beta <y_i, y_j>) y_j)``.
+
+    Parameters
+    ----------
+    y : ndarray
+        ``(n, d)`` unit vectors.
+    beta : float
+        Inverse temperature.
+
+    Returns
+    -------
+    ndarray
+        ``(n, d)``.
+    """
     w = np.exp(beta * (y @ y.T))
     v = w @ y / y.shape[0]
     return v - np.sum(v * y, axis=1, keepdims=True) * y
 
 
 def numba_velocity_call(y, beta):
-    """A zero-argument closure evaluating the package velocity at ``y`` (USA, exp profile)."""
+    """A zero-argument closure evaluating the package velocity at ``y`` (USA, exp profile).
+
+    Parameters
+    ----------
+    y : ndarray
+        ``(n, d)`` unit vectors.
+    beta : float
+        Inverse temperature.
+
+    Returns
+    -------
+    callable
+        Returns the ``(n, d)`` velocity.
+    """
     yt = np.ascontiguousarray(y.T)
     out = np.empty_like(yt)
-    args = (np.ones((1, 1)), False, float(beta), False, False, np.ones(1, dtype=np.bool_), False)
+    field = GaugeField(kernel_params(bias=None, beta=beta, linear=False, sa=False))
 
     def call():
-        velocity(yt, args, out)
+        field(yt, out)
         return out.T
 
     return call
 
 
 def batch_size(fn, min_time):
-    """Smallest power of two of calls of ``fn`` that last at least ``min_time`` seconds."""
+    """Smallest power of two of calls of ``fn`` that last at least ``min_time`` seconds.
+
+    Parameters
+    ----------
+    fn : callable
+        Called without arguments.
+    min_time : float
+        Seconds.
+
+    Returns
+    -------
+    int
+    """
     calls = 1
     while True:
         t0 = time.perf_counter()
@@ -72,6 +111,21 @@ def batch_times(fns, repeats, min_time, pause=0.0):
     """Seconds per call of each of ``fns`` in ``repeats`` alternating batches: a ``(repeats, len(fns))`` array.
 
     ``pause`` seconds of sleep precede each batch.
+
+    Parameters
+    ----------
+    fns : sequence of callable
+        The sides.
+    repeats : int
+        Batches per side.
+    min_time : float
+        Least seconds per batch.
+    pause : float
+        Sleep before each batch.
+
+    Returns
+    -------
+    ndarray
     """
     for fn in fns:
         fn()  # warm-up (compilation, caches)
@@ -88,7 +142,17 @@ def batch_times(fns, repeats, min_time, pause=0.0):
 
 
 def exp_max_rel_error(num=2_000_001):
-    """Maximum relative error of the vectorized exp against ``numpy.exp`` on a grid of ``|x| <= 700``."""
+    """Largest relative error of the vectorized exp against ``numpy.exp`` over ``|x| <= 700``.
+
+    Parameters
+    ----------
+    num : int
+        Grid points.
+
+    Returns
+    -------
+    float
+    """
     x = np.linspace(-X_MAX, X_MAX, num)
     return float(np.max(np.abs(exp_array(x) / np.exp(x) - 1.0)))
 
@@ -101,6 +165,21 @@ def measure(n_values=(256, 1024), repeats=21, d=3, beta=1.0, min_time=0.05, paus
     over adjacent batch pairs of NumPy time / Numba time), ``ratio_q1`` and
     ``ratio_q3`` (its quartiles) and ``max_abs_diff`` (largest absolute
     difference of the two velocities).
+
+    Parameters
+    ----------
+    n_values : sequence of int
+        Numbers of tokens.
+    repeats : int
+        Batches per side.
+    d : int
+        Dimension.
+    beta : float
+        Inverse temperature.
+    min_time, pause : float
+        Least seconds per batch, sleep before each.
+    seed : int
+        Seed of the tokens.
     """
     rows = []
     for n in n_values:
@@ -117,7 +196,19 @@ def measure(n_values=(256, 1024), repeats=21, d=3, beta=1.0, min_time=0.05, paus
 
 
 def report(n_values=(256, 1024), repeats=21):
-    """The benchmark as printed text."""
+    """The benchmark as printed text.
+
+    Parameters
+    ----------
+    n_values : sequence of int
+        Numbers of tokens.
+    repeats : int
+        Batches per side.
+
+    Returns
+    -------
+    str
+    """
     lines = [f"{'n':>6} {'Numba pairs/s':>14} {'NumPy pairs/s':>14} {'ratio':>7} {'(IQR)':>13} {'max |dv|':>10}"]
     for r in measure(n_values, repeats=repeats):
         iqr = f"({r['ratio_q1']:.1f}-{r['ratio_q3']:.1f})"
@@ -137,6 +228,13 @@ def spin(ready, stop):
     """Release ``ready``, then keep one core busy until the event ``stop`` is set.
 
     A pure loop; it ignores Ctrl-C (the parent stops it).
+
+    Parameters
+    ----------
+    ready : multiprocessing.Semaphore
+        Released once the process runs.
+    stop : multiprocessing.Event
+        Set to end the loop.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     ready.release()
@@ -190,7 +288,19 @@ class BusyProcesses:
 
 
 def with_threads(fn, threads):
-    """``fn`` run with ``numba.set_num_threads(threads)`` (the previous count restored after each call)."""
+    """``fn`` run with ``numba.set_num_threads(threads)`` (the count restored after each call).
+
+    Parameters
+    ----------
+    fn : callable
+        Called without arguments.
+    threads : int
+        Thread count during the call.
+
+    Returns
+    -------
+    callable
+    """
     def call():
         before = numba.get_num_threads()
         numba.set_num_threads(threads)
@@ -212,6 +322,27 @@ def contention(n_values=(256, 1024), loads=(0, 1, 2), repeats=9, d=3, beta=1.0, 
     thread count), ``parallel`` and ``one`` (medians, pair interactions per
     second) and ``ratio`` (median over adjacent batch pairs of one-thread time
     / parallel time).
+
+    Parameters
+    ----------
+    n_values : sequence of int
+        Numbers of tokens.
+    loads : sequence of int
+        Numbers of busy processes.
+    repeats : int
+        Batches per side.
+    d : int
+        Dimension.
+    beta : float
+        Inverse temperature.
+    min_time, pause : float
+        Least seconds per batch, sleep before each.
+    seed : int
+        Seed of the tokens.
+
+    Returns
+    -------
+    list of dict
     """
     threads = numba.get_num_threads()
     calls = {}
@@ -235,6 +366,17 @@ def contention_report(n_values=(256, 1024), repeats=15):
     The first lines give the threading set-up and the machine's load average
     before and after the run (other work on the machine makes the "quiet"
     figures lower and every figure noisier).
+
+    Parameters
+    ----------
+    n_values : sequence of int
+        Numbers of tokens.
+    repeats : int
+        Batches per side.
+
+    Returns
+    -------
+    str
     """
     import os
 

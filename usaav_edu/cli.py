@@ -62,14 +62,30 @@ def simulate_settings(a):
     """Check every ``simulate`` flag before anything runs; return the setup and solver keywords and the path.
 
     Raises ValueError or TypeError naming the flag.
+
+    Parameters
+    ----------
+    a : argparse.Namespace
+        The parsed flags.
+
+    Returns
+    -------
+    tuple
+        ``(setup keywords, solver keywords, output path or None)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the flag.
     """
     name = a.model
-    used = experiments.PARAMETERS[name]
+    experiment = experiments.get(name)
+    used = experiment.parameters
     setup = {"n": v.integer("--n", a.n, minimum=1), "seed": v.integer("--seed", a.seed, minimum=0)}
     for flag, key in SETUP_KEYWORD.items():
         value = getattr(a, flag)
-        if key == "d" and name in experiments.FIXED_DIMENSION:
-            fixed = experiments.FIXED_DIMENSION[name]
+        if key == "d" and experiment.fixed_dimension is not None:
+            fixed = experiment.fixed_dimension
             if value is not None and value != fixed:
                 raise ValueError(f"--d {value}: the {name} experiment runs in d = {fixed} only; "
                                  f"leave --d out or pass --d {fixed}")
@@ -158,6 +174,18 @@ def _describe(exc):
 
 
 def main(argv=None):
+    """Run the ``usaav-edu`` command.
+
+    Parameters
+    ----------
+    argv : list of str or None
+        The arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0, 1 for a failed run, 2 for bad input, 130 for Ctrl-C.
+    """
     a = _parser().parse_args(argv)
     err = _LineTracker(sys.stderr)
     record = {"saved": None, "finished": False}

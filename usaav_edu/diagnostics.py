@@ -36,6 +36,15 @@ def spread(x):
     """RMS distance to the centroid: ``sqrt((1/n) sum |x_i - m|^2) = sqrt(1 - |m|^2)``, m the mean.
 
     0 exactly for a Dirac mass, 1 when the mean is 0 (e.g. a uniform great circle).
+
+    Parameters
+    ----------
+    x : array_like
+        ``(n, d)`` unit vectors, one frame.
+
+    Returns
+    -------
+    float
     """
     x = v.points_on_sphere("x", x)
     m = x.mean(axis=0)
@@ -43,7 +52,17 @@ def spread(x):
 
 
 def diameter(x):
-    """``max_ij |x_i - x_j|``, with ``|x_i - x_j|^2 = sum_k (x_ik - x_jk)^2`` a block of rows at a time."""
+    """``max_ij |x_i - x_j|``, with ``|x_i - x_j|^2 = sum_k (x_ik - x_jk)^2`` a block of rows at a time.
+
+    Parameters
+    ----------
+    x : array_like
+        ``(n, d)`` unit vectors, one frame.
+
+    Returns
+    -------
+    float
+    """
     x = v.points_on_sphere("x", x)
     n, d = x.shape
     # differences, not sqrt(2 - 2 <x_i, x_j>): that loses all digits below ~1e-8
@@ -64,6 +83,20 @@ def dirac_distance(x):
     """Wasserstein-2 distance from the empirical measure to the nearest Dirac on the sphere.
 
     ``min_u sqrt((1/n) sum |x_i - u|^2) = sqrt(2 - 2|m|)``, attained at ``u = m/|m|``.
+
+    Parameters
+    ----------
+    x : array_like
+        ``(n, d)`` unit vectors, one frame.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    The book's Theorem 1.2 (ch1-thm-dirac) and Theorem 3.1 (ch3-thm-diracization): collapse is
+    convergence to a Dirac mass.
     """
     x = v.points_on_sphere("x", x)
     m = np.linalg.norm(x.mean(axis=0))
@@ -84,6 +117,18 @@ def clusters(x, tol=1e-3):
     points not yet reached whose projections lie within ``tol`` (plus a rounding margin) of
     the block's.  Memory ``O(n)`` plus one block; time close to ``O(n log n)`` for clusters
     far apart or points spread out, ``O(n^2 d)`` at worst.
+
+    Parameters
+    ----------
+    x : array_like
+        ``(n, d)`` unit vectors, one frame.
+    tol : float
+        Link distance, > 0.
+
+    Returns
+    -------
+    ndarray
+        ``(n,)`` int labels.
     """
     x = v.points_on_sphere("x", x)
     tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
@@ -151,7 +196,19 @@ def _clusters_of_graph(adj):
 
 
 def cluster_count(x, tol=1e-3):
-    """Number of clusters of :func:`clusters` at tolerance ``tol``."""
+    """Number of clusters of :func:`clusters` at tolerance ``tol``.
+
+    Parameters
+    ----------
+    x : array_like
+        ``(n, d)`` unit vectors, one frame.
+    tol : float
+        Link distance, > 0.
+
+    Returns
+    -------
+    int
+    """
     return int(clusters(x, tol).max() + 1)
 
 
@@ -160,6 +217,24 @@ def orbit_residual(model, x, xi):
 
     ``max_i |y_i - u|`` with ``u`` the normalized mean of the ``y_i``; it is 0 exactly
     on the gauge maximizers ``x_i = G(xi_i)^T u`` (RoPE orbits, gauge targets).
+
+    Parameters
+    ----------
+    model : Model
+        The model whose gauge defines ``y``.
+    x : array_like
+        ``(n, d)`` unit vectors.
+    xi : array_like or None
+        ``(n,)`` labels.
+
+    Returns
+    -------
+    float
+        In ``[0, 2]``.
+
+    References
+    ----------
+    Theorem 4.2 (ch4-thm-max) and Theorem 6.1 (ch6-thm-gauge) of the book: the maximizers.
     """
     model = require_model(model)
     x = v.points_on_sphere("x", x)
@@ -173,7 +248,27 @@ def orbit_residual(model, x, xi):
 
 
 def series(traj, fn, *args, **kwargs):
-    """``fn`` applied to every frame of a Trajectory, as an array."""
+    """``fn`` applied to every frame of a Trajectory, as an array.
+
+    Parameters
+    ----------
+    traj : Trajectory
+        The run.
+    fn : callable
+        ``fn(x, *args, **kwargs)`` of one ``(n, d)`` frame.
+    *args, **kwargs
+        Passed to ``fn``.
+
+    Returns
+    -------
+    ndarray
+        One value per frame.
+
+    Raises
+    ------
+    TypeError
+        If ``traj`` is not a Trajectory or ``fn`` not callable.
+    """
     traj = _trajectory(traj)
     if not callable(fn):
         raise TypeError(f"fn must be a callable of one frame x, got {type(fn).__name__}")
@@ -184,6 +279,24 @@ def summary(traj, tol=1e-3):
     """Final-frame diagnostics of a Trajectory as a dict (energy, bound, spread, ...).
 
     Memory ``O(n)`` plus one block of pairwise values: no ``n x n`` matrix is built.
+
+    Parameters
+    ----------
+    traj : Trajectory
+        The run.
+    tol : float
+        Cluster tolerance, > 0.
+
+    Returns
+    -------
+    dict
+        ``energy``, ``energy_bound``, ``spread``, ``dirac_distance``, ``clusters`` and
+        ``orbit_residual`` of the final frame.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad ``traj`` or ``tol``.
     """
     traj = _trajectory(traj)
     tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)

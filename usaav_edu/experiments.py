@@ -1,37 +1,74 @@
-"""Standard set-ups shared by the book, the widgets and the CLI.
+"""The standard experiments: one registry for the book, the CLI, the widgets, the phase diagram.
 
 ``setup(name, n, ...)`` returns ``(model, x0, xi)`` for one of the experiments
 of the book's chapter 8 ("Reproducing the experiments"; the first four are its
 definition of the four experiments, the bias set-ups follow chapter 7), with
-every choice the source leaves open made here and
-documented (d, positions, frames, initialization).  The dashboards and the CLI
-call it, so a chapter, a slider and a terminal run build the same system.
+every choice the source leaves open made here and documented (d, positions,
+frames, initialization).  Each experiment is an :class:`Experiment` in
+:data:`EXPERIMENTS`: its name, the label a menu shows, the keywords it reads,
+the dimension it fixes (if any), its model builder and its labels.  The CLI's
+choices, the dashboard's menu and enabled controls, the explorer's checks and
+:func:`usaav_edu.spectral.bias_model` all read it, so a chapter, a slider and a
+terminal run build the same system.
 """
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import _validate as v
 from . import models, sphere
 
-NAMES = ("usa", "sa", "rope", "generalized_rope", "prefix_gauge", "distance_bias", "cosine_bias")
 
-# The keywords of ``setup`` that each experiment reads besides n and seed.  The
-# others have no effect on it: generalized_rope fixes d (FIXED_DIMENSION), and
-# cosine_bias uses the linear profile, on which beta has no effect.
-PARAMETERS = {
-    "usa": ("d", "beta"),
-    "sa": ("d", "beta"),
-    "rope": ("d", "beta", "omega"),
-    "generalized_rope": ("beta", "omega"),
-    "prefix_gauge": ("d", "beta", "n_prompts"),
-    "distance_bias": ("d", "beta", "lam"),
-    "cosine_bias": ("d", "omega"),
-}
-FIXED_DIMENSION = {"generalized_rope": 4}
+@dataclass(frozen=True)
+class Experiment:
+    """One standard experiment.
+
+    Attributes
+    ----------
+    name : str
+        The key of :data:`EXPERIMENTS` and of ``setup(name, ...)``.
+    label : str
+        What a menu shows.
+    parameters : tuple of str
+        The keywords of :func:`setup` that it reads besides ``n`` and ``seed``.
+    model : callable
+        ``model(d=..., beta=..., omega=..., n_prompts=..., lam=..., seed=...)`` -> Model (the
+        keywords it does not read are ignored).
+    labels : callable or None
+        ``labels(n, omega=..., n_prompts=...)`` -> ``xi``; None for an experiment without labels.
+    fixed_dimension : int or None
+        The dimension it always uses, whatever ``d`` is given.
+    """
+
+    name: str
+    label: str
+    parameters: tuple
+    model: object
+    labels: object = None
+    fixed_dimension: int = None
 
 
 def positions(n, omega=1.0):
-    """Positions covering one full period of the rotation: ``xi_i = 2 pi i / (n omega)``."""
+    """Positions covering one full period of the rotation: ``xi_i = 2 pi i / (n omega)``.
+
+    Parameters
+    ----------
+    n : int
+        Number of tokens, >= 1.
+    omega : float
+        The frequency, nonzero.
+
+    Returns
+    -------
+    ndarray
+        ``(n,)`` positions.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad ``n`` or a zero ``omega``.
+    """
     n = v.integer("n", n, minimum=1)
     omega = v.real_scalar("omega", omega)
     if omega == 0.0:
@@ -39,10 +76,117 @@ def positions(n, omega=1.0):
     return 2.0 * np.pi * np.arange(n) / (n * omega)
 
 
+def _rope_model(d, beta, omega, **_):
+    if d % 2 == 1 and d > 3:
+        raise ValueError(f"d must be 3 or even for the rope set-up, got {d}")
+    om = (float(omega),) if d == 3 else tuple(float(omega) * w for w in models.rope_frequencies(d))
+    return models.rope(beta, om, d)
+
+
+def _prefix_model(d, beta, n_prompts, seed, **_):
+    k = v.integer("n_prompts", n_prompts, minimum=1)
+    frames = sphere.random_frames(k, d, seed=None if seed is None else seed + 1)
+    return models.prefix_gauge(beta, frames)
+
+
+def distance_bias_model(beta, lam, **_):
+    """The distance-bias model ``b = exp(-lam |dxi|)`` of the experiments (attention profile).
+
+    Parameters
+    ----------
+    beta : float
+        Inverse temperature.
+    lam : float
+        Decay rate, >= 0.
+
+    Returns
+    -------
+    Model
+    """
+    return models.distance_bias(beta, lam)
+
+
+def cosine_bias_model(beta, omega, profile="linear", **_):
+    """The cosine-bias model ``b = cos(omega dxi)`` (linear profile in the experiments).
+
+    Parameters
+    ----------
+    beta : float
+        Inverse temperature (no effect with the linear profile).
+    omega : float
+        Frequency.
+    profile : {"linear", "exp"}
+        The profile.
+
+    Returns
+    -------
+    Model
+    """
+    return models.cosine_bias(omega, beta, profile=profile)
+
+
+EXPERIMENTS = {e.name: e for e in (
+    Experiment("usa", "USA (no labels)", ("d", "beta"), lambda beta, **_: models.usa(beta)),
+    Experiment("sa", "SA (normalized)", ("d", "beta"), lambda beta, **_: models.sa(beta)),
+    Experiment("rope", "RoPE (positions)", ("d", "beta", "omega"), _rope_model,
+               lambda n, omega, **_: positions(n, omega)),
+    Experiment("generalized_rope", "generalized RoPE, d = 4", ("beta", "omega"),
+               lambda beta, omega, **_: models.rope(
+                   beta, (float(omega), float(np.sqrt(2.0) * omega)), 4),
+               lambda n, **_: np.arange(n, dtype=np.float64), fixed_dimension=4),
+    Experiment("prefix_gauge", "prefix gauges (prompts)", ("d", "beta", "n_prompts"), _prefix_model,
+               lambda n, n_prompts, **_: np.arange(n) % n_prompts),
+    Experiment("distance_bias", "distance bias (positions)", ("d", "beta", "lam"),
+               distance_bias_model, lambda n, **_: positions(n, 1.0)),
+    # the linear profile: beta has no effect, so it is not among the parameters
+    Experiment("cosine_bias", "cosine bias (positions)", ("d", "omega"), cosine_bias_model,
+               lambda n, omega, **_: positions(n, omega)),
+)}
+"""The standard experiments by name, in menu order."""
+
+NAMES = tuple(EXPERIMENTS)
+"""The names of the standard experiments, in menu order."""
+PARAMETERS = {name: e.parameters for name, e in EXPERIMENTS.items()}
+"""The keywords of ``setup`` that each experiment reads besides n and seed (from the registry)."""
+FIXED_DIMENSION = {name: e.fixed_dimension for name, e in EXPERIMENTS.items()
+                   if e.fixed_dimension is not None}
+"""The experiments that fix d (from the registry)."""
+
+
+def choices():
+    """``(label, name)`` pairs of every experiment, in menu order (for a dropdown).
+
+    Returns
+    -------
+    list of tuple
+    """
+    return [(e.label, e.name) for e in EXPERIMENTS.values()]
+
+
+def get(name):
+    """The :class:`Experiment` called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`~usaav_edu.experiments.NAMES`.
+
+    Returns
+    -------
+    Experiment
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``name`` is not the name of a standard experiment.
+    """
+    return EXPERIMENTS[v.choice("name", name, NAMES)]
+
+
 def setup(name, n=64, d=3, beta=1.0, omega=1.0, n_prompts=4, lam=1.0, seed=0):
     """Model, initial state and labels of a standard experiment.
 
-    * ``usa``, ``sa``: no labels (xi = 0), any d.
+    * ``usa``, ``sa``: no labels (xi = None), any d.
     * ``rope``: d = 3 uses one plane with frequency ``omega``; even d uses the
       standard frequencies ``omega * 10000^{-2k/d}``.  Positions ``2 pi i / (n omega)``.
     * ``generalized_rope``: d = 4 whatever ``d`` is given, frequencies ``(omega, sqrt(2) omega)``,
@@ -52,32 +196,43 @@ def setup(name, n=64, d=3, beta=1.0, omega=1.0, n_prompts=4, lam=1.0, seed=0):
     * ``cosine_bias``: ``b = cos(omega dxi)``, linear profile (so ``beta`` has no effect),
       positions ``2 pi i / (n omega)``.
 
-    ``PARAMETERS[name]`` lists the keywords that experiment reads (besides n and seed).
+    Parameters
+    ----------
+    name : str
+        One of :data:`~usaav_edu.experiments.NAMES`.
+    n : int
+        Number of tokens.
+    d : int
+        Dimension (ignored by an experiment that fixes it).
+    beta, omega, lam : float
+        Inverse temperature, frequency, decay rate (``PARAMETERS[name]`` lists the
+        keywords that experiment reads).
+    n_prompts : int
+        Number of prompts.
+    seed : int or None
+        Seed of the initial state (``sphere.uniform``) and of the frames.
 
-    x0 is uniform on S^{d-1} from ``seed`` (``sphere.uniform``).
+    Returns
+    -------
+    tuple
+        ``(model, x0, xi)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad keyword, naming it.
+
+    References
+    ----------
+    The book's chapter 8 (ch08, reproducing the experiments); arXiv:2605.30229.
     """
-    v.choice("name", name, NAMES)
+    e = get(name)
     n = v.integer("n", n, minimum=1)
     d = v.integer("d", d, minimum=2)
-    if name == "generalized_rope":
-        d = 4
+    if e.fixed_dimension is not None:
+        d = e.fixed_dimension
     x0 = sphere.uniform(n, d, seed=seed)
-    if name == "usa":
-        return models.usa(beta), x0, None
-    if name == "sa":
-        return models.sa(beta), x0, None
-    if name == "rope":
-        if d % 2 == 1 and d > 3:
-            raise ValueError(f"d must be 3 or even for the rope set-up, got {d}")
-        om = (float(omega),) if d == 3 else tuple(float(omega) * w for w in models.rope_frequencies(d))
-        return models.rope(beta, om, d), x0, positions(n, omega)
-    if name == "generalized_rope":
-        om = (float(omega), float(np.sqrt(2.0) * omega))
-        return models.rope(beta, om, 4), x0, np.arange(n, dtype=np.float64)
-    if name == "prefix_gauge":
-        k = v.integer("n_prompts", n_prompts, minimum=1)
-        frames = sphere.random_frames(k, d, seed=None if seed is None else seed + 1)
-        return models.prefix_gauge(beta, frames), x0, np.arange(n) % k
-    if name == "distance_bias":
-        return models.distance_bias(beta, lam), x0, positions(n, 1.0)
-    return models.cosine_bias(omega, beta), x0, positions(n, omega)
+    keywords = dict(d=d, beta=beta, omega=omega, n_prompts=n_prompts, lam=lam, seed=seed)
+    model = e.model(**keywords)
+    xi = None if e.labels is None else e.labels(n, **keywords)
+    return model, x0, xi

@@ -41,7 +41,17 @@ __all__ = [
 
 
 def wrap_angle(theta):
-    """Angles reduced to ``[0, 2 pi)``."""
+    """Angles reduced to ``[0, 2 pi)``.
+
+    Parameters
+    ----------
+    theta : array_like
+        Angles.
+
+    Returns
+    -------
+    ndarray
+    """
     theta = v.float_array("theta", theta)
     out = np.mod(theta, TWO_PI)
     # np.mod can return 2 pi for a tiny negative input
@@ -89,6 +99,19 @@ class CircleLaw:
 
         ``density`` is a callable taking an array of angles and returning
         non-negative finite values of the same shape.
+
+        Parameters
+        ----------
+        density : callable
+            Non-negative density of angles.
+        name : str
+            The argument named in messages.
+        grid : int
+            Points of the tabulated CDF.
+
+        Returns
+        -------
+        CircleLaw
         """
         if not callable(density):
             raise TypeError(f"density must be a callable of an array of angles, got {type(density).__name__}")
@@ -114,11 +137,31 @@ class CircleLaw:
                    name=str(name), nodes=nodes, values=pv * scale, table=table * scale)
 
     def pdf(self, theta):
-        """The density at ``theta`` (any real angles; reduced mod 2 pi)."""
+        """The density at ``theta`` (any real angles; reduced mod 2 pi).
+
+        Parameters
+        ----------
+        theta : array_like
+            Angles.
+
+        Returns
+        -------
+        ndarray
+        """
         return self.density(wrap_angle(theta))
 
     def cdf(self, theta):
-        """``F(theta)`` for ``theta`` reduced to ``[0, 2 pi)``; ``F`` increases from 0 to 1."""
+        """``F(theta)`` for ``theta`` reduced to ``[0, 2 pi)``; ``F`` increases from 0 to 1.
+
+        Parameters
+        ----------
+        theta : array_like
+            Angles.
+
+        Returns
+        -------
+        ndarray
+        """
         t = wrap_angle(theta)
         h = self.nodes[1] - self.nodes[0]
         k = np.minimum((t / h).astype(np.int64), self.nodes.shape[0] - 2)
@@ -132,7 +175,17 @@ class CircleLaw:
         return np.clip(h00 * f0 + h10 * p0 + h01 * f1 + h11 * p1, 0.0, 1.0)
 
     def ppf(self, q):
-        """The inverse CDF: the smallest angle in ``[0, 2 pi]`` with ``F(theta) >= q``, for q in [0, 1]."""
+        """The inverse CDF: the smallest angle in ``[0, 2 pi]`` with ``F(theta) >= q``, q in [0, 1].
+
+        Parameters
+        ----------
+        q : array_like
+            Probabilities in ``[0, 1]``.
+
+        Returns
+        -------
+        ndarray
+        """
         q = v.float_array("q", q)
         if np.any(q < 0) or np.any(q > 1):
             raise ValueError("q must lie in [0, 1]")
@@ -158,6 +211,17 @@ def von_mises_mixture(centers, kappas, weights, grid=4096):
     """A mixture of von Mises laws: ``p(theta) = sum_k w_k e^{kappa_k cos(theta - c_k)} / (2 pi I_0(kappa_k))``.
 
     ``weights`` are normalized to sum to 1; ``kappas`` in [0, 500] (0 is the uniform law).
+
+    Parameters
+    ----------
+    centers, kappas, weights : array_like
+        One entry per bump.
+    grid : int
+        Points of the tabulated CDF.
+
+    Returns
+    -------
+    CircleLaw
     """
     c, k, w = _mixture_args(centers, kappas, weights)
 
@@ -174,7 +238,24 @@ def von_mises_mixture(centers, kappas, weights, grid=4096):
 
 
 def two_bump_law(center=0.5 * np.pi, separation=np.pi, kappa=4.0, weight=0.65, grid=4096):
-    """Two von Mises bumps at ``center`` and ``center + separation`` with weights ``weight``, ``1 - weight``."""
+    """Two von Mises bumps, at ``center`` and ``center + separation``, of weights ``weight``
+    and ``1 - weight``.
+
+    Parameters
+    ----------
+    center, separation : float
+        Angles.
+    kappa : float
+        Concentration of both bumps.
+    weight : float
+        Weight of the first bump, in ``[0, 1]``.
+    grid : int
+        Points of the tabulated CDF.
+
+    Returns
+    -------
+    CircleLaw
+    """
     center = v.real_scalar("center", center)
     separation = v.real_scalar("separation", separation)
     kappa = v.real_scalar("kappa", kappa, minimum=0.0, maximum=KAPPA_MAX)
@@ -190,7 +271,25 @@ def uniform_circle_law():
 
 
 def quantile_points(law, n):
-    """The ``n`` quantiles ``F^{-1}((i + 1/2) / n)``, i = 0..n-1: a sample whose KS distance to F is 1/(2n)."""
+    """The ``n`` quantiles ``F^{-1}((i + 1/2) / n)``, i = 0..n-1: a sample at KS distance
+    1/(2n) of F.
+
+    Parameters
+    ----------
+    law : CircleLaw
+        The law.
+    n : int
+        Number of points, >= 1.
+
+    Returns
+    -------
+    ndarray
+        ``(n,)`` angles.
+
+    References
+    ----------
+    The book's chapter 4: Theorem 4.3 (ch4-thm-universality).
+    """
     if not isinstance(law, CircleLaw):
         raise TypeError(f"law must be a CircleLaw, got {type(law).__name__}")
     n = v.integer("n", n, minimum=1)
@@ -202,6 +301,24 @@ def rope_positions(law, n, omega=1.0):
 
     With these positions the RoPE maximizer ``x*(xi) = R_{-xi} u`` spreads the
     tokens along the orbit of ``u`` with the law ``law`` of the phase.
+
+    Parameters
+    ----------
+    law : CircleLaw
+        The law of the phases.
+    n : int
+        Number of positions.
+    omega : float
+        Rotation frequency, nonzero.
+
+    Returns
+    -------
+    ndarray
+        ``(n,)`` positions.
+
+    References
+    ----------
+    The book's chapter 4: Theorem 4.3 (ch4-thm-universality).
     """
     omega = v.real_scalar("omega", omega)
     if omega == 0.0:
@@ -219,6 +336,20 @@ def orbit_phase(x, u, plane=(0, 1)):
     For ``x_i = R_{-s} u`` (rotation by ``-s`` in the plane ``plane``) it returns
     ``s mod 2 pi``: ``arg(u) - arg(x_i)`` measured in that plane.  This reads off
     the phase of each token along a RoPE orbit from the common gauge point ``u``.
+
+    Parameters
+    ----------
+    x : array_like
+        ``(n, d)`` unit vectors.
+    u : array_like
+        ``(d,)`` unit vector.
+    plane : tuple of int
+        The two coordinates of the rotation plane.
+
+    Returns
+    -------
+    ndarray
+        ``(n,)`` phases.
     """
     x = v.float_array("x", x, ndim=2)
     u = v.float_array("u", u, ndim=1)
@@ -242,6 +373,17 @@ def ks_statistic(sample, cdf):
     With the sorted sample ``t_(1) <= ... <= t_(n)`` it is
     ``max_i max(i/n - F(t_(i)), F(t_(i)) - (i-1)/n)``.
     ``cdf`` is a callable (vectorized) with values in [0, 1].
+
+    Parameters
+    ----------
+    sample : array_like
+        ``(n,)`` values.
+    cdf : callable
+        Vectorized CDF.
+
+    Returns
+    -------
+    float
     """
     s = v.float_array("sample", sample, ndim=1)
     if s.shape[0] < 1:
@@ -262,6 +404,17 @@ def ks_threshold(n, alpha=0.05):
 
     An i.i.d. sample of size n from F exceeds it with probability about ``alpha``
     (1.358 / sqrt(n) at alpha = 0.05).
+
+    Parameters
+    ----------
+    n : int
+        Sample size, >= 1.
+    alpha : float
+        Level, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
     """
     n = v.integer("n", n, minimum=1)
     alpha = v.real_scalar("alpha", alpha, minimum=0.0, strict=True, maximum=1.0)
@@ -274,6 +427,18 @@ def seam_curve(k, b=0.3):
 
     ``x = a cos t + b cos 3t, y = a sin t - b sin 3t, z = 2 sqrt(a b) sin 2t`` with
     ``a = 1 - b``; ``|x| = 1`` exactly since ``(a + b)^2 = 1``.  ``b`` in (0, 1/2].
+
+    Parameters
+    ----------
+    k : int
+        Number of points.
+    b : float
+        Shape, in ``(0, 1/2]``.
+
+    Returns
+    -------
+    ndarray
+        ``(k, 3)`` unit vectors.
     """
     k = v.integer("k", k, minimum=1)
     b = v.real_scalar("b", b, minimum=0.0, strict=True, maximum=0.5)
@@ -296,6 +461,20 @@ def vmf_mixture_pdf(x, centers, kappas, weights):
 
     ``f(x) = sum_k w_k kappa_k e^{kappa_k (<c_k, x> - 1)} / (2 pi (1 - e^{-2 kappa_k}))``
     (``1 / (4 pi)`` for ``kappa_k = 0``); weights are normalized.
+
+    Parameters
+    ----------
+    x : array_like
+        ``(m, 3)`` unit vectors.
+    centers : array_like
+        ``(K, 3)`` unit vectors.
+    kappas, weights : array_like
+        ``(K,)``.
+
+    Returns
+    -------
+    ndarray
+        ``(m,)`` densities.
     """
     x = v.points_on_sphere("x", x)
     c = _centers_on_sphere(centers)
@@ -318,6 +497,22 @@ def vmf_mixture_sample(k, centers, kappas, weights, seed=None):
     center has the exact inverse CDF ``s = 1 + log(U + (1 - U) e^{-2 kappa}) / kappa``
     (uniform in [-1, 1] at kappa = 0) and the azimuth about c is uniform.
     Returns ``(points (k, 3), bump index (k,))``.
+
+    Parameters
+    ----------
+    k : int
+        Number of points.
+    centers : array_like
+        ``(K, 3)`` unit vectors.
+    kappas, weights : array_like
+        ``(K,)``.
+    seed : see :func:`usaav_edu.sphere.make_rng`
+        The seed.
+
+    Returns
+    -------
+    ndarray
+        ``(k, 3)`` unit vectors.
     """
     k = v.integer("k", k, minimum=1)
     c = _centers_on_sphere(centers)
@@ -355,6 +550,24 @@ def symmetric_cap(n, axis=(0.0, 0.0, 1.0), m=4, heights=(0.2, 0.9), seed=None):
     copied by the m rotations; n must be a multiple of m, m >= 2.  Started from
     these points as gauge coordinates, plain USA keeps them in the open
     hemisphere of ``axis`` and symmetric, so they collapse exactly onto ``axis``.
+
+    Parameters
+    ----------
+    n : int
+        Number of points, a multiple of ``m``.
+    axis : array_like
+        Unit vector of the symmetry axis.
+    m : int
+        Order of the rotation symmetry, >= 2.
+    heights : tuple of float
+        Range of ``<x, axis>``.
+    seed : see :func:`usaav_edu.sphere.make_rng`
+        The seed.
+
+    Returns
+    -------
+    ndarray
+        ``(n, 3)`` unit vectors.
     """
     n = v.integer("n", n, minimum=1)
     m = v.integer("m", m, minimum=2)

@@ -12,6 +12,8 @@
 import numpy as np
 
 from . import _validate as v
+from .biases import NoBias
+from .gauges import RopeGauge
 from .models import require_model
 
 
@@ -42,6 +44,24 @@ def gauge_maximizer(model, xi, u):
 
     ``xi`` holds one label per token (for a model without labels, any 1-D array of the
     right length, e.g. ``np.zeros(n)``), ``u`` is a unit vector of R^d.
+
+    Parameters
+    ----------
+    model : Model
+        A model (its gauge is used).
+    xi : array_like
+        ``(n,)`` labels.
+    u : array_like
+        ``(d,)`` unit vector.
+
+    Returns
+    -------
+    ndarray
+        ``(n, d)``.
+
+    References
+    ----------
+    Theorem 4.2 (ch4-thm-max) and Theorem 6.1 (ch6-thm-gauge) of the book.
     """
     model = require_model(model)
     u = _unit("u", u)
@@ -51,9 +71,29 @@ def gauge_maximizer(model, xi, u):
 
 
 def rope_orbit(model, u, s):
-    """Points ``R_{-s} u`` of the RoPE orbit of ``u``, one per value of ``s``, shape (len(s), d)."""
+    """Points ``R_{-s} u`` of the RoPE orbit of ``u``, one per value of ``s``, shape (len(s), d).
+
+    Parameters
+    ----------
+    model : Model
+        A model with a :class:`usaav_edu.gauges.RopeGauge`.
+    u : array_like
+        ``(d,)`` unit vector.
+    s : array_like
+        ``(m,)`` positions.
+
+    Returns
+    -------
+    ndarray
+        ``(m, d)``.
+
+    Raises
+    ------
+    ValueError
+        If the model's gauge is not RoPE.
+    """
     model = require_model(model)
-    if model.gauge != "rope":
+    if not isinstance(model.gauge, RopeGauge):
         raise ValueError(f"model must have the rope gauge, got {model.gauge!r}")
     u = _unit("u", u)
     model.check_dimension(u.shape[0], "u")
@@ -62,7 +102,19 @@ def rope_orbit(model, u, s):
 
 
 def latitude_circle(height, n_points=128):
-    """``n_points`` equally spaced points of the circle ``x_3 = height`` on S^2, shape (n_points, 3)."""
+    """``n_points`` equally spaced points of the circle ``x_3 = height`` on S^2, shape (n_points, 3).
+
+    Parameters
+    ----------
+    height : float
+        In ``[-1, 1]``.
+    n_points : int
+        >= 1.
+
+    Returns
+    -------
+    ndarray
+    """
     height = v.real_scalar("height", height, minimum=-1.0, maximum=1.0)
     n_points = v.integer("n_points", n_points, minimum=1)
     r = np.sqrt(1.0 - height * height)
@@ -71,7 +123,26 @@ def latitude_circle(height, n_points=128):
 
 
 def great_circle(xi, k, a, c):
-    """``x(xi_i) = a cos(k xi_i) + c sin(k xi_i)`` for orthonormal a, c."""
+    """``x(xi_i) = a cos(k xi_i) + c sin(k xi_i)`` for orthonormal a, c.
+
+    Parameters
+    ----------
+    xi : array_like
+        ``(n,)`` positions.
+    k : float
+        The winding.
+    a, c : array_like
+        Orthonormal vectors.
+
+    Returns
+    -------
+    ndarray
+        ``(n, d)``.
+
+    References
+    ----------
+    Theorem 7.3 (ch7-thm-circle) of the book.
+    """
     xi = v.float_array("xi", xi, ndim=1)
     k = v.real_scalar("k", k)
     a = _unit("a", a)
@@ -86,9 +157,24 @@ def great_circle(xi, k, a, c):
 
 
 def gauge_max_energy(model):
-    """The maximal energy of a gauge model without bias: ``phi(1) / 2`` (``e^beta / (2 beta)``)."""
+    """The maximal energy of a gauge model without bias: ``phi(1) / 2`` (``e^beta / (2 beta)``).
+
+    Parameters
+    ----------
+    model : Model
+        A model without bias.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the model has a bias.
+    """
     model = require_model(model)
-    if model.bias != "none":
+    if not isinstance(model.bias, NoBias):
         raise ValueError(f"model must have no bias for this formula, got bias {model.bias!r}")
     return float(model.phi(1.0)) / 2.0
 
@@ -97,6 +183,21 @@ def cosine_circle_energy(xi, omega):
     """``lambda_max(B) / (2 n)`` for ``B_ij = cos(omega (xi_i - xi_j))``: the linear-profile maximum.
 
     For equally spaced positions covering whole periods it equals ``hat b(1) / 2 = 1/4``.
+
+    Parameters
+    ----------
+    xi : array_like
+        ``(n,)`` positions.
+    omega : float
+        Frequency.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    Theorem 7.3 (ch7-thm-circle) of the book.
     """
     xi = v.float_array("xi", xi, ndim=1)
     if xi.shape[0] < 1:

@@ -1,258 +1,456 @@
-"""Models of USA-AV: one kernel family, gauge x bias x profile.
+"""Models of USA-AV: one kernel family, composed of a gauge, a bias and a profile.
 
 The book introduces tokens with auxiliary variables in chapter 3 and each gauge
-and bias in chapters 4 to 7.
+and bias in chapters 4 to 7 (arXiv:2605.30229).
 
 A model is the interaction kernel ::
 
     h((x, xi), (y, zeta)) = b(xi, zeta) * phi(<G(xi) x, G(zeta) y>)
 
-with
+(Definition 3.1 (ch3-def-av) of the book) built from three parts, each validating itself when it
+is built:
 
-* a gauge ``G: A -> O(d)``: identity, a RoPE rotation ``exp(xi Omega)``
-  (``Omega = blockdiag(omega_k J)`` on the planes (e1,e2), (e3,e4), ...), or one
-  orthogonal frame per prompt id (prefix gauge);
-* a bias ``b``: none (``b = 1``), the non-negative distance bias
-  ``b = exp(-lam |xi - zeta|)``, or the sign-changing cosine bias
-  ``b = cos(omega (xi - zeta))``;
-* a profile ``phi``: attention ``phi(s) = exp(beta s) / beta`` (``phi(s) = s``
-  at ``beta = 0``, its limit up to a constant) or linear ``phi(s) = s``;
-* a normalization: USA (divide by n) or SA (divide by the row sum of weights).
+* a gauge ``G: A -> O(d)`` (:mod:`usaav_edu.gauges`): :class:`IdentityGauge`,
+  :class:`RopeGauge`, :class:`FrameGauge`, or any object with a method
+  ``matrices(xi) -> (n, d, d)`` orthogonal matrices;
+* a bias ``b`` (:mod:`usaav_edu.biases`): :class:`NoBias`, :class:`DistanceBias`,
+  :class:`CosineBias`, or any object with a method ``matrix(xi) -> (n, n)``
+  symmetric;
+* a profile ``phi`` (:mod:`usaav_edu.profiles`): :class:`ExpProfile` or
+  :class:`LinearProfile`;
 
-A model turns labels ``xi`` into gauge coordinates and a bias matrix; it holds
-no particle state.  Every constructor validates its arguments.
+and a normalization: USA (divide by n) or SA (divide by the row sum of weights).
+``Model(gauge=..., bias=..., profile=..., normalization="usa")`` takes them by
+keyword; the constructors below (:func:`usa`, :func:`rope`, ...) build the
+book's models.  A model holds no particle state: :meth:`Model.kernel` turns an
+initial state and labels into the gauge coordinates and the kernel's
+parameters, once per run.
 """
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import _validate as v
+from .biases import CosineBias, DistanceBias, NoBias, bias_from_params, check_bias, user_matrix
+from .biases import is_built_in as _builtin_bias
+from .dynamics.rhs import KernelParams, kernel_params
+from .gauges import FrameGauge, IdentityGauge, RopeGauge, check_gauge, gauge_from_params
+from .gauges import is_built_in as _builtin_gauge
+from .gauges import omegas_tuple, user_matrices
+from .profiles import BETA_MAX, BETA_MIN, ExpProfile, LinearProfile, check_beta, check_profile
+from .profiles import profile_from_params
 
-BETA_MAX = 700.0  # e^beta overflows a double near beta = 709.8
-BETA_MIN = 1e-300  # a positive beta below this makes phi = e^{beta s} / beta overflow
-GAUGES = ("identity", "rope", "frames")
-BIASES = ("none", "distance", "cosine")
-PROFILES = ("exp", "linear")
+__all__ = [
+    "Model", "KernelInput", "IdentityGauge", "RopeGauge", "FrameGauge", "NoBias", "DistanceBias",
+    "CosineBias", "ExpProfile", "LinearProfile", "KernelParams",
+    "usa", "sa", "rope", "standard_rope", "rope_frequencies", "prefix_gauge", "frames_from_targets",
+    "prefix_gauge_from_targets", "distance_bias", "cosine_bias", "require_model",
+]
+
 NORMALIZATIONS = ("usa", "sa")
+PARAMS_VERSION = 2
+"""The layout of :meth:`Model.params`: 2 nests the parts; 1 (flat) is still read."""
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Model:
-    """An interaction kernel of USA-AV (module docstring).  Build it with the constructors below."""
+    """An interaction kernel of USA-AV, composed of parts (module docstring).
 
-    name: str
-    beta: float = 1.0
-    profile: str = "exp"
+    Parameters
+    ----------
+    gauge : gauge
+        Default ``IdentityGauge()``.
+    bias : bias
+        Default ``NoBias()``.
+    profile : ExpProfile or LinearProfile
+        Default ``ExpProfile(1.0)``.
+    normalization : {"usa", "sa"}
+        Divide by ``n`` (USA) or by the row sums of the weights (SA; needs ``b >= 0``).
+    rotate_values : bool
+        False: the variant that rotates queries and keys but not values (not a gradient
+        flow; see :mod:`usaav_edu.dynamics.unrotated`).
+    name : str or None
+        A label for messages and plots; None derives one from the parts.
+
+    Raises
+    ------
+    TypeError
+        If a part is not a gauge, bias or profile, or a flag has the wrong type.
+    ValueError
+        If the normalization is unknown, or SA is combined with the sign-changing cosine bias.
+
+    References
+    ----------
+    The book's chapter 3 (the model) and chapters 4 to 7 (its gauges and biases);
+    arXiv:2605.30229.
+    """
+
+    gauge: object = field(default_factory=IdentityGauge)
+    bias: object = field(default_factory=NoBias)
+    profile: object = field(default_factory=ExpProfile)
     normalization: str = "usa"
-    gauge: str = "identity"
-    omegas: tuple = ()
-    frames: np.ndarray = field(default=None, repr=False)
-    bias: str = "none"
-    lam: float = 0.0
-    omega: float = 0.0
     rotate_values: bool = True
+    name: str = None
 
     def __post_init__(self):
-        # Every way of building a Model (the constructors, ``from_params``, a direct call)
-        # passes through these checks; the fields are stored in their checked form.
-        def put(key, value):
-            object.__setattr__(self, key, value)
-
-        if not isinstance(self.name, str) or not self.name:
-            raise TypeError(f"name must be a non-empty string, got {self.name!r}")
-        put("beta", _beta(self.beta))
-        v.choice("profile", self.profile, PROFILES)
+        put = object.__setattr__
+        check_gauge(self.gauge)
+        check_bias(self.bias)
+        check_profile(self.profile)
         v.choice("normalization", self.normalization, NORMALIZATIONS)
-        v.choice("gauge", self.gauge, GAUGES)
-        v.choice("bias", self.bias, BIASES)
-        if self.normalization == "sa" and self.bias == "cosine":
-            raise ValueError("normalization 'sa' needs a non-negative bias (the row sums divide), got bias 'cosine'")
-        put("omegas", _omegas(self.omegas))
-        if self.gauge == "rope" and len(self.omegas) < 1:
-            raise ValueError("omegas must hold one frequency per rotation plane for the rope gauge")
-        if self.gauge != "rope" and self.omegas:
-            raise ValueError(f"omegas must be empty unless gauge is 'rope' (gauge {self.gauge!r}), got {self.omegas}")
-        if self.gauge == "frames":
-            if self.frames is None:
-                raise ValueError("frames must be given for the frames gauge")
-            put("frames", v.orthogonal_frames("frames", self.frames))
-        elif self.frames is not None:
-            raise ValueError(f"frames must be None unless gauge is 'frames' (gauge {self.gauge!r})")
-        put("lam", v.real_scalar("lam", self.lam, minimum=0.0))
-        if self.bias != "distance" and self.lam != 0.0:
-            raise ValueError(f"lam must be 0 unless bias is 'distance' (bias {self.bias!r}), got {self.lam}")
-        put("omega", v.real_scalar("omega", self.omega))
-        if self.bias != "cosine" and self.omega != 0.0:
-            raise ValueError(f"omega must be 0 unless bias is 'cosine' (bias {self.bias!r}), got {self.omega}")
+        if self.normalization == "sa" and isinstance(self.bias, CosineBias):
+            raise ValueError("normalization 'sa' needs a non-negative bias (the row sums divide), "
+                             "got bias 'cosine'")
         if not isinstance(self.rotate_values, bool):
             raise TypeError(f"rotate_values must be True or False, got {self.rotate_values!r}")
+        if self.name is None:
+            put(self, "name", self._default_name())
+        elif not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"name must be a non-empty string or None, got {self.name!r}")
 
-    # ------------------------------------------------------------------ labels
+    def _default_name(self):
+        g = getattr(self.gauge, "kind", type(self.gauge).__name__)
+        b = getattr(self.bias, "kind", type(self.bias).__name__)
+        parts = [self.normalization]
+        parts += [] if g == "identity" else [g]
+        parts += [] if b == "none" else [b]
+        return "-".join(parts)
+
+    # ------------------------------------------------------------------ read-only summaries
+    @property
+    def beta(self):
+        """The inverse temperature of the profile (0 for the linear profile)."""
+        return self.profile.beta
+
+    @property
+    def linear(self):
+        """True when ``phi'`` is constant (linear profile, or attention at beta = 0)."""
+        return self.profile.linear
+
     @property
     def labels(self):
-        """What ``xi`` means (``"none"``, ``"position"`` or ``"prompt"``)."""
-        if self.gauge == "frames":
-            return "prompt"
-        if self.gauge == "rope" or self.bias != "none":
+        """What ``xi`` means: ``"none"``, ``"position"`` or ``"prompt"``."""
+        kind = getattr(self.gauge, "labels", "position")
+        if kind == "none" and not isinstance(self.bias, NoBias):
             return "position"
-        return "none"
+        return kind
 
     @property
     def is_gradient_ascent(self):
         """True when the dynamics is gradient ascent of E_h (USA, values transported by the gauge)."""
         return self.normalization == "usa" and self.rotate_values
 
+    @property
+    def user_parts(self):
+        """The names of the parts that are not built in (``"gauge"``, ``"bias"``)."""
+        parts = (("gauge", _builtin_gauge(self.gauge)), ("bias", _builtin_bias(self.bias)))
+        return tuple(name for name, built_in in parts if not built_in)
+
+    def phi(self, s):
+        """The profile ``phi(s)``.
+
+        Parameters
+        ----------
+        s : array_like
+            Inner products.
+
+        Returns
+        -------
+        ndarray
+        """
+        return self.profile.phi(s)
+
+    def dphi(self, s):
+        """The derivative ``phi'(s)``.
+
+        Parameters
+        ----------
+        s : array_like
+            Inner products.
+
+        Returns
+        -------
+        ndarray
+        """
+        return self.profile.dphi(s)
+
+    # ------------------------------------------------------------------ checks
     def check_dimension(self, d, name="x0"):
-        """Raise ValueError if the model cannot act on S^{d-1}, the sphere of the argument ``name``."""
-        if self.gauge == "rope" and len(self.omegas) != d // 2:
-            raise ValueError(
-                f"{name} has dimension d = {d}, with {d // 2} rotation planes, but model {self.name!r} has "
-                f"{len(self.omegas)} omegas: omegas must give one frequency per rotation plane"
-            )
-        if self.gauge == "frames" and self.frames.shape[1] != d:
-            raise ValueError(f"{name} must have dimension d = {self.frames.shape[1]} to match the frames of "
-                             f"model {self.name!r}; {name} has dimension d = {d}")
+        """Raise ValueError if the model cannot act on S^{d-1}, the sphere of the argument ``name``.
+
+        Parameters
+        ----------
+        d : int
+            The ambient dimension.
+        name : str
+            The argument named in the message.
+
+        Raises
+        ------
+        ValueError
+            If the gauge's dimension differs from ``d``.
+        """
+        g = self.gauge
+        if isinstance(g, RopeGauge):
+            if not g.fits(d):
+                raise ValueError(
+                    f"{name} has dimension d = {d}, with {d // 2} rotation planes, but model "
+                    f"{self.name!r} has {len(g.omegas)} omegas (d = {g.d}): omegas must give one "
+                    f"frequency per rotation plane")
+            return
+        gd = getattr(g, "d", None)
+        if isinstance(gd, (int, np.integer)) and gd != d:
+            raise ValueError(f"{name} must have dimension d = {gd} to match the gauge of model "
+                             f"{self.name!r}; {name} has dimension d = {d}")
 
     def check_labels(self, xi, n):
-        """Return ``xi`` validated for ``n`` tokens (a copy as float or int array)."""
+        """Return ``xi`` validated for ``n`` tokens (a copy as float or int array).
+
+        Parameters
+        ----------
+        xi : array_like or None
+            ``(n,)`` positions (float) or prompt ids (int); None for a model without labels.
+        n : int
+            The number of tokens.
+
+        Returns
+        -------
+        ndarray
+            ``zeros(n)`` for None; int64 prompt ids; float64 positions.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``xi`` is missing, of the wrong kind or shape, out of range, or makes a rotation
+            angle or a bias argument overflow.
+        """
         if xi is None:
             if self.labels != "none":
                 raise ValueError(f"xi must be given for model {self.name!r} ({self.labels} labels)")
             return np.zeros(n)
-        if self.gauge == "frames":
+        if self.labels == "prompt":
             arr = np.asarray(xi)
             if not np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool:
-                raise TypeError(f"xi must be integer prompt ids for model {self.name!r}, got dtype {arr.dtype}")
+                raise TypeError(f"xi must be integer prompt ids for model {self.name!r}, got dtype "
+                                f"{arr.dtype}")
             if arr.shape != (n,):
                 raise ValueError(f"xi must have shape ({n},) (one label per token), got {arr.shape}")
-            k = self.frames.shape[0]
+            k = self.gauge.frames.shape[0]
             if arr.size and (arr.min() < 0 or arr.max() >= k):
-                raise ValueError(f"xi must be prompt ids in 0..{k - 1}, got values in [{arr.min()}, {arr.max()}]")
+                raise ValueError(f"xi must be prompt ids in 0..{k - 1}, got values in "
+                                 f"[{arr.min()}, {arr.max()}]")
             return arr.astype(np.int64)
         arr = v.float_array("xi", xi, ndim=1)
         if arr.shape != (n,):
             raise ValueError(f"xi must have shape ({n},) (one label per token), got {arr.shape}")
-        self._check_angles(arr)
+        for part in (self.gauge, self.bias):
+            check = getattr(part, "check_labels", None)
+            if check is not None and (_builtin_gauge(part) or _builtin_bias(part)):
+                check(arr)
         return arr
-
-    def _check_angles(self, xi):
-        """Raise ValueError if the rotation angles ``omega_k xi_i`` or the bias arguments overflow."""
-        if xi.size == 0:
-            return
-        with np.errstate(over="ignore", invalid="ignore"):
-            if self.gauge == "rope":
-                angles = np.multiply.outer(np.asarray(self.omegas), xi)
-                if not np.all(np.isfinite(angles)):
-                    raise ValueError(
-                        f"omegas * xi must be finite (the rotation angles omega_k xi_i): |omegas| up to "
-                        f"{np.max(np.abs(self.omegas)):g} and |xi| up to {np.max(np.abs(xi)):g} overflow"
-                    )
-            if self.bias != "none":
-                span = np.max(xi) - np.min(xi)
-                if not np.isfinite(span):
-                    raise ValueError(f"xi: the differences xi_i - xi_j overflow "
-                                     f"(xi spans [{np.min(xi):g}, {np.max(xi):g}])")
-                if self.bias == "cosine" and not np.isfinite(self.omega * span):
-                    raise ValueError(
-                        f"omega * (xi_i - xi_j) must be finite: omega = {self.omega:g} and xi spanning "
-                        f"{span:g} overflow"
-                    )
 
     # ------------------------------------------------------------------ gauge
     def gauge_matrices(self, xi, d):
-        """``G(xi_i)`` as an ``(n, d, d)`` array for tokens on S^{d-1}."""
-        xi = np.asarray(xi)
-        n = xi.shape[0]
-        if self.gauge == "identity":
-            return np.broadcast_to(np.eye(d), (n, d, d)).copy()
-        if self.gauge == "frames":
-            return self.frames[xi].copy()
-        g = np.broadcast_to(np.eye(d), (n, d, d)).copy()
-        for k, om in enumerate(self.omegas):
-            c, s = np.cos(om * xi), np.sin(om * xi)
-            a, b = 2 * k, 2 * k + 1
-            g[:, a, a], g[:, a, b] = c, -s
-            g[:, b, a], g[:, b, b] = s, c
-        return g
+        """``G(xi_i)`` as an ``(n, d, d)`` array for tokens on S^{d-1}.
+
+        Parameters
+        ----------
+        xi : ndarray
+            Checked labels (:meth:`check_labels`).
+        d : int
+            The dimension.
+
+        Returns
+        -------
+        ndarray
+
+        Raises
+        ------
+        ValueError
+            If a user gauge's matrices have the wrong shape, are not finite or not orthogonal.
+        """
+        if _builtin_gauge(self.gauge):
+            return self.gauge.matrices(xi, d)
+        return user_matrices(self.gauge, np.asarray(xi), d)
 
     def to_gauge(self, x, xi):
-        """Gauge coordinates ``y_i = G(xi_i) x_i``; x has shape (..., n, d)."""
+        """Gauge coordinates ``y_i = G(xi_i) x_i``.
+
+        Parameters
+        ----------
+        x : array_like
+            ``(..., n, d)`` contents.
+        xi : array_like
+            ``(n,)`` checked labels.
+
+        Returns
+        -------
+        ndarray
+            ``(..., n, d)``.
+
+        References
+        ----------
+        Theorem 4.1 (ch4-thm-conjugacy) of the book: in these coordinates every model of the
+        family is plain USA with weights ``b``.
+        """
         return self._apply(x, xi, inverse=False)
 
     def from_gauge(self, y, xi):
-        """Content coordinates ``x_i = G(xi_i)^T y_i``; y has shape (..., n, d)."""
+        """Content coordinates ``x_i = G(xi_i)^T y_i``.
+
+        Parameters
+        ----------
+        y : array_like
+            ``(..., n, d)`` gauge coordinates.
+        xi : array_like
+            ``(n,)`` checked labels.
+
+        Returns
+        -------
+        ndarray
+            ``(..., n, d)``.
+        """
         return self._apply(y, xi, inverse=True)
 
     def _apply(self, x, xi, inverse):
         x = np.asarray(x, dtype=np.float64)
-        if self.gauge == "identity":
-            return x.copy()
-        if self.gauge == "frames":
-            f = self.frames[np.asarray(xi)]
-            sub = "nji,...nj->...ni" if inverse else "nij,...nj->...ni"
-            return np.einsum(sub, f, x)
-        out = x.copy()
-        sign = -1.0 if inverse else 1.0
-        for k, om in enumerate(self.omegas):
-            c, s = np.cos(om * xi), sign * np.sin(om * xi)
-            a, b = 2 * k, 2 * k + 1
-            out[..., a] = c * x[..., a] - s * x[..., b]
-            out[..., b] = s * x[..., a] + c * x[..., b]
-        return out
+        if _builtin_gauge(self.gauge):
+            return self.gauge.apply(x, xi, inverse)
+        return apply_matrices(self.gauge_matrices(xi, x.shape[-1]), x, inverse)
 
-    # ------------------------------------------------------------------ bias and profile
+    # ------------------------------------------------------------------ bias
     def bias_matrix(self, xi):
-        """The ``(n, n)`` matrix ``b(xi_i, xi_j)``, or None for ``b = 1``."""
-        if self.bias == "none":
+        """The ``(n, n)`` matrix ``b(xi_i, xi_j)``, or None for ``b = 1``.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` checked labels.
+
+        Returns
+        -------
+        ndarray or None
+
+        Raises
+        ------
+        ValueError
+            If a user bias's matrix has the wrong shape, is not finite or not symmetric.
+        """
+        if isinstance(self.bias, NoBias):
             return None
-        diff = np.asarray(xi, dtype=np.float64)[:, None] - np.asarray(xi, dtype=np.float64)[None, :]
-        if self.bias == "distance":
-            return np.exp(-self.lam * np.abs(diff))
-        return np.cos(self.omega * diff)
+        if _builtin_bias(self.bias):
+            return self.bias.matrix(xi)
+        return user_matrix(self.bias, np.asarray(xi, dtype=np.float64))
 
-    @property
-    def linear(self):
-        """True when ``phi'`` is constant (linear profile, or attention at beta = 0)."""
-        return self.profile == "linear" or self.beta == 0.0
+    def bound_factor(self, xi):
+        """``mean(B)`` if ``B >= 0``, else ``lambda_max(B) / n`` (the energy bound's bias factor).
 
-    def phi(self, s):
-        """The profile ``phi(s)``."""
-        s = np.asarray(s, dtype=np.float64)
-        if self.linear:
-            return s.copy()
-        return np.exp(self.beta * s) / self.beta
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` checked labels.
 
-    def dphi(self, s):
-        """The derivative ``phi'(s)``."""
-        s = np.asarray(s, dtype=np.float64)
-        if self.linear:
-            return np.ones_like(s)
-        return np.exp(self.beta * s)
+        Returns
+        -------
+        float
+        """
+        if _builtin_bias(self.bias):
+            return self.bias.bound_factor(xi)
+        from .biases import matrix_bound_factor
+
+        return matrix_bound_factor(self.bias_matrix(xi))
+
+    # ------------------------------------------------------------------ the one consultation
+    def kernel(self, x0, xi=None, frozen=None):
+        """Everything a run needs, computed once: labels, gauge coordinates, kernel parameters.
+
+        Parameters
+        ----------
+        x0 : array_like
+            ``(n, d)`` unit vectors (not renormalized).
+        xi : array_like or None
+            ``(n,)`` labels (see :meth:`check_labels`).
+        frozen : array_like of bool or None
+            ``(n,)``: tokens that attend but never move.
+
+        Returns
+        -------
+        KernelInput
+
+        Raises
+        ------
+        TypeError, ValueError
+            For bad input (naming the argument or the part).
+        """
+        x = v.points_on_sphere("x0", x0)
+        n, d = x.shape
+        self.check_dimension(d)
+        xi = self.check_labels(xi, n)
+        mobile, frozen_mask = None, None
+        if frozen is not None:
+            fz = np.asarray(frozen)
+            if fz.dtype != bool or fz.shape != (n,):
+                raise ValueError(f"frozen must be a boolean array of shape ({n},), got dtype "
+                                 f"{fz.dtype}, shape {fz.shape}")
+            if fz.any():
+                frozen_mask, mobile = fz.copy(), ~fz
+        bias = self.bias_matrix(xi)
+        if bias is not None and self.normalization == "sa" and np.any(bias < 0.0):
+            raise ValueError(f"normalization 'sa' needs a non-negative bias (the row sums divide); "
+                             f"bias {self.bias!r} has negative entries")
+        g = None if _builtin_gauge(self.gauge) else self.gauge_matrices(xi, d)
+        y = self.to_gauge(x, xi) if g is None else apply_matrices(g, x, False)
+        params = kernel_params(bias, self.beta, self.linear, self.normalization == "sa", mobile)
+        return KernelInput(model=self, x0=x, xi=xi, y0=np.ascontiguousarray(y.T), params=params,
+                           frozen=frozen_mask, matrices=g)
 
     # ------------------------------------------------------------------ provenance
     def params(self):
-        """A JSON-serializable description from which ``from_params`` rebuilds the model."""
-        p = {
-            "name": self.name, "beta": self.beta, "profile": self.profile,
-            "normalization": self.normalization, "gauge": self.gauge,
-            "omegas": list(self.omegas), "bias": self.bias, "lam": self.lam, "omega": self.omega,
-            "rotate_values": self.rotate_values,
-        }
-        if self.frames is not None:
-            p["frames"] = self.frames.tolist()
-        return p
+        """A JSON-serializable description from which :meth:`from_params` rebuilds the model.
+
+        Returns
+        -------
+        dict
+            ``{"version": 2, "name", "gauge": {...}, "bias": {...}, "profile": {...},
+            "normalization", "rotate_values"}``, each part as ``{"kind": ..., its parameters}``.
+
+        Raises
+        ------
+        TypeError
+            Naming the part, if the model has a user-defined gauge or bias (it has no
+            description that a file could hold).
+        """
+        for part in self.user_parts:
+            raise TypeError(f"model {self.name!r} has a user-defined {part} "
+                            f"({getattr(self, part)!r}), which cannot be saved: only the built-in "
+                            f"parts of usaav_edu.gauges and usaav_edu.biases have parameters")
+        return {"version": PARAMS_VERSION, "name": self.name, "gauge": self.gauge.params(),
+                "bias": self.bias.params(), "profile": self.profile.params(),
+                "normalization": self.normalization, "rotate_values": self.rotate_values}
 
     @classmethod
     def from_params(cls, params):
-        """Inverse of ``params`` (also accepts its JSON text).
+        """Inverse of :meth:`params` (also accepts its JSON text and the flat layout of version 1).
 
-        The model is rebuilt through the same checks as the constructors (frames
-        orthogonal, frequencies finite, ``lam >= 0``, the rules on ``beta``).  Every
-        key that ``params`` writes is required; an unknown key is an error, since a
-        parameter this version does not know could change the dynamics.
+        Parameters
+        ----------
+        params : dict or str
+            The output of :meth:`params`, or of the flat ``params`` of earlier versions.
+
+        Returns
+        -------
+        Model
+            Rebuilt through the parts' own checks (frames orthogonal, frequencies finite,
+            ``lam >= 0``, the rules on ``beta``).
+
+        Raises
+        ------
+        TypeError, ValueError
+            If a key is missing or unknown (a parameter this version does not know could
+            change the dynamics) or a value is refused by a part.
         """
         if isinstance(params, str):
             try:
@@ -260,64 +458,269 @@ class Model:
             except json.JSONDecodeError as exc:
                 raise ValueError(f"params is not valid JSON: {exc}") from None
         if not isinstance(params, Mapping):
-            raise TypeError(f"params must be a mapping (the output of Model.params()), got {type(params).__name__}")
+            raise TypeError(f"params must be a mapping (the output of Model.params()), got "
+                            f"{type(params).__name__}")
         p = dict(params)
-        missing = sorted(PARAM_KEYS - set(p))
-        unknown = sorted(repr(k) for k in set(p) - PARAM_KEYS - {"frames"})
-        if missing:
-            raise ValueError(f"params lacks the keys {missing}")
-        if unknown:
-            raise ValueError(f"params has unknown keys {', '.join(unknown)} (written by a newer version?)")
-        if not isinstance(p["omegas"], (list, tuple)):
-            raise TypeError(f"params['omegas'] must be a list of frequencies, got {type(p['omegas']).__name__}")
-        if p.get("frames") is not None:
-            p["frames"] = v.float_array("frames", p["frames"], ndim=3)
-        return cls(**p)
+        if "version" not in p:
+            return _from_flat_params(p)
+        _keys(p, PARAM_KEYS, "params")
+        if p["version"] != PARAMS_VERSION:
+            raise ValueError(f"params['version'] must be {PARAMS_VERSION}, got {p['version']!r}")
+        parts = {}
+        for key, build in (("gauge", gauge_from_params), ("bias", bias_from_params),
+                           ("profile", profile_from_params)):
+            if not isinstance(p[key], Mapping):
+                raise TypeError(f"params['{key}'] must be a mapping, got {type(p[key]).__name__}")
+            parts[key] = build(dict(p[key]))
+        return cls(name=p["name"], normalization=p["normalization"],
+                   rotate_values=p["rotate_values"], **parts)
 
 
-PARAM_KEYS = frozenset(("name", "beta", "profile", "normalization", "gauge", "omegas", "bias", "lam", "omega",
+PARAM_KEYS = frozenset(("version", "name", "gauge", "bias", "profile", "normalization",
                         "rotate_values"))
+FLAT_PARAM_KEYS = frozenset(("name", "beta", "profile", "normalization", "gauge", "omegas", "bias",
+                             "lam", "omega", "rotate_values"))
+"""The keys of the flat layout of version 1 (``frames`` too, for the frames gauge)."""
+
+
+def _keys(p, keys, what, optional=()):
+    missing = sorted(keys - set(p))
+    unknown = sorted(repr(k) for k in set(p) - keys - set(optional))
+    if missing:
+        raise ValueError(f"{what} lacks the keys {missing}")
+    if unknown:
+        raise ValueError(f"{what} has unknown keys {', '.join(unknown)} (written by a newer "
+                         f"version?)")
+
+
+def _from_flat_params(p):
+    """A model from the flat layout of version 1 (``{"gauge": "rope", "omegas": [...], ...}``)."""
+    _keys(p, FLAT_PARAM_KEYS, "params", optional=("frames",))
+    gauge = v.choice("gauge", p["gauge"], ("identity", "rope", "frames"))
+    bias = v.choice("bias", p["bias"], ("none", "distance", "cosine"))
+    profile = v.choice("profile", p["profile"], ("exp", "linear"))
+    beta = check_beta(p["beta"])
+    if not isinstance(p["omegas"], (list, tuple)):
+        raise TypeError(f"params['omegas'] must be a list of frequencies, got "
+                        f"{type(p['omegas']).__name__}")
+    omegas = omegas_tuple(p["omegas"])
+    if gauge != "rope" and omegas:
+        raise ValueError(f"omegas must be empty unless gauge is 'rope' (gauge {gauge!r}), "
+                         f"got {omegas}")
+    frames = p.get("frames")
+    if gauge != "frames" and frames is not None:
+        raise ValueError(f"frames must be None unless gauge is 'frames' (gauge {gauge!r})")
+    lam = v.real_scalar("lam", p["lam"], minimum=0.0)
+    if bias != "distance" and lam != 0.0:
+        raise ValueError(f"lam must be 0 unless bias is 'distance' (bias {bias!r}), got {lam}")
+    omega = v.real_scalar("omega", p["omega"])
+    if bias != "cosine" and omega != 0.0:
+        raise ValueError(f"omega must be 0 unless bias is 'cosine' (bias {bias!r}), got {omega}")
+    if gauge == "rope":
+        g = RopeGauge(omegas)
+    elif gauge == "frames":
+        if frames is None:
+            raise ValueError("frames must be given for the frames gauge")
+        g = FrameGauge(v.float_array("frames", frames, ndim=3))
+    else:
+        g = IdentityGauge()
+    b = {"none": NoBias, "distance": lambda: DistanceBias(lam), "cosine": lambda: CosineBias(omega)}
+    prof = ExpProfile(beta) if profile == "exp" else LinearProfile()
+    return Model(gauge=g, bias=b[bias](), profile=prof, normalization=p["normalization"],
+                 rotate_values=p["rotate_values"], name=p["name"])
+
+
+def apply_matrices(g, x, inverse):
+    """``G_i x_i`` (or ``G_i^T x_i``) for ``(n, d, d)`` matrices and ``x`` of shape ``(..., n, d)``.
+
+    Parameters
+    ----------
+    g : ndarray
+        ``(n, d, d)``.
+    x : ndarray
+        ``(..., n, d)``.
+    inverse : bool
+        Apply the transposes.
+
+    Returns
+    -------
+    ndarray
+    """
+    sub = "nji,...nj->...ni" if inverse else "nij,...nj->...ni"
+    return np.einsum(sub, g, np.asarray(x, dtype=np.float64))
+
+
+@dataclass(frozen=True, eq=False)
+class KernelInput:
+    """What :meth:`Model.kernel` hands to the solver: the run in the kernel's terms.
+
+    Attributes
+    ----------
+    model : Model
+        The model (for messages and the Trajectory).
+    x0 : ndarray
+        ``(n, d)`` the checked initial contents.
+    xi : ndarray
+        ``(n,)`` the checked labels.
+    y0 : ndarray
+        ``(d, n)`` contiguous gauge coordinates ``G(xi_i) x0_i``, the kernel's state.
+    params : KernelParams
+        Bias matrix, beta, flags of the velocity field.
+    frozen : ndarray or None
+        ``(n,)`` bool, or None when no token is frozen.
+    matrices : ndarray or None
+        ``(n, d, d)`` gauge matrices of a user gauge (None for the built-in gauges, which
+        rotate faster on their own).
+    """
+
+    model: object
+    x0: np.ndarray
+    xi: np.ndarray
+    y0: np.ndarray
+    params: KernelParams
+    frozen: np.ndarray = None
+    matrices: np.ndarray = None
+
+    @property
+    def n(self):
+        """Number of tokens."""
+        return self.x0.shape[0]
+
+    @property
+    def d(self):
+        """Ambient dimension."""
+        return self.x0.shape[1]
+
+    @property
+    def bias(self):
+        """The ``(n, n)`` bias matrix, or None for ``b = 1``."""
+        return self.params.bias if self.params.has_bias else None
+
+    def to_gauge(self, x):
+        """``G(xi_i) x_i``.
+
+        Parameters
+        ----------
+        x : ndarray
+            ``(..., n, d)`` contents.
+
+        Returns
+        -------
+        ndarray
+        """
+        if self.matrices is None:
+            return self.model.to_gauge(x, self.xi)
+        return apply_matrices(self.matrices, x, False)
+
+    def contents(self, y):
+        """``G(xi_i)^T y_i``: back from gauge coordinates.
+
+        Parameters
+        ----------
+        y : ndarray
+            ``(..., n, d)`` gauge coordinates.
+
+        Returns
+        -------
+        ndarray
+        """
+        if self.matrices is None:
+            return self.model.from_gauge(y, self.xi)
+        return apply_matrices(self.matrices, y, True)
 
 
 # ---------------------------------------------------------------------- constructors
-def _beta(beta):
-    beta = v.real_scalar("beta", beta, minimum=0.0, maximum=BETA_MAX)
-    if 0.0 < beta < BETA_MIN:
-        raise ValueError(f"beta must be 0 (the linear limit) or at least {BETA_MIN:g}, so that "
-                         f"phi = e^(beta s) / beta stays finite; got {beta!r}")
-    return beta
-
-
-
 def require_model(model, name="model"):
-    """``model`` itself if it is a :class:`Model`, else a TypeError naming ``name``."""
+    """``model`` itself if it is a :class:`Model`.
+
+    Parameters
+    ----------
+    model : object
+    name : str
+        The argument named in the message.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    TypeError
+        Naming ``name``, otherwise.
+    """
     if not isinstance(model, Model):
-        raise TypeError(f"{name} must be a usaav_edu Model (see usaav_edu.models), got {type(model).__name__}")
+        raise TypeError(f"{name} must be a usaav_edu Model (see usaav_edu.models), got "
+                        f"{type(model).__name__}")
     return model
 
-def _omegas(omegas):
-    one_d = isinstance(omegas, np.ndarray) and omegas.ndim == 1
-    if not one_d and (isinstance(omegas, (str, bytes)) or not isinstance(omegas, Sequence)):
-        raise TypeError(f"omegas must be a sequence of frequencies, got {omegas!r}")
-    return tuple(v.real_scalar(f"omegas[{k}]", w) for k, w in enumerate(omegas))
 
-
-def _profile(profile):
-    return v.choice("profile", profile, PROFILES)
+def _profile(beta, profile):
+    v.choice("profile", profile, ("exp", "linear"))
+    beta = check_beta(beta)
+    return ExpProfile(beta) if profile == "exp" else LinearProfile()
 
 
 def usa(beta=1.0, profile="exp"):
-    """Unnormalized self-attention: ``dx_i/dt = P_{x_i}((1/n) sum_j e^{beta<x_i,x_j>} x_j)``."""
-    return Model("usa", beta=_beta(beta), profile=_profile(profile))
+    """Unnormalized self-attention: ``dx_i/dt = P_{x_i}((1/n) sum_j e^{beta<x_i,x_j>} x_j)``.
+
+    Parameters
+    ----------
+    beta : float
+        Inverse temperature, 0 or in ``[1e-300, 700]``.
+    profile : {"exp", "linear"}
+        The profile.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad ``beta`` or ``profile``.
+    """
+    return Model(profile=_profile(beta, profile), name="usa")
 
 
 def sa(beta=1.0):
-    """Self-attention: ``dx_i/dt = P_{x_i}(sum_j e^{beta<x_i,x_j>} x_j / sum_k e^{beta<x_i,x_k>})``."""
-    return Model("sa", beta=_beta(beta), normalization="sa")
+    """Self-attention: ``dx_i/dt = P_{x_i}(sum_j e^{beta<x_i,x_j>} x_j / sum_k e^{beta<x_i,x_k>})``.
+
+    Parameters
+    ----------
+    beta : float
+        Inverse temperature.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad ``beta``.
+    """
+    return Model(profile=ExpProfile(beta), normalization="sa", name="sa")
 
 
 def rope_frequencies(d, base=10000.0):
-    """Standard RoPE frequencies ``omega_k = base^{-2k/d}``, k = 0 .. d//2 - 1."""
+    """Standard RoPE frequencies ``omega_k = base^{-2k/d}``, k = 0 .. d//2 - 1.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, >= 2.
+    base : float
+        Base, > 0.
+
+    Returns
+    -------
+    tuple of float
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad ``d`` or ``base``.
+    """
     d = v.integer("d", d, minimum=2)
     base = v.real_scalar("base", base, minimum=0.0, strict=True)
     return tuple(float(base ** (-2.0 * k / d)) for k in range(d // 2))
@@ -326,46 +729,122 @@ def rope_frequencies(d, base=10000.0):
 def rope(beta=1.0, omegas=(1.0,), d=3, profile="exp", rotate_values=True):
     """Rotary gauge ``G(xi) = exp(xi Omega)``, ``Omega = blockdiag(omega_k J)``.
 
-    The planes are (e1, e2), (e3, e4), ...; ``omegas`` gives one frequency per
-    plane, so ``len(omegas) == d // 2`` (odd d keeps the last axis fixed).
-    ``xi`` are real positions.
+    Parameters
+    ----------
+    beta : float
+        Inverse temperature.
+    omegas : sequence of float
+        One frequency per plane (e1, e2), (e3, e4), ...: ``len(omegas) == d // 2``.
+    d : int
+        Dimension (odd d keeps the last axis fixed).
+    profile : {"exp", "linear"}
+        The profile.
+    rotate_values : bool
+        False gives the variant that rotates queries and keys but not values,
+        ``dx_i/dt = P_{x_i}((1/n) sum_j phi'(<R_i x_i, R_j x_j>) x_j)``: closer to real
+        transformers, but not a gradient flow of E_h (see :mod:`usaav_edu.dynamics.unrotated`).
 
-    ``rotate_values=False`` gives the variant that rotates queries and keys
-    but not values, ``dx_i/dt = P_{x_i}((1/n) sum_j phi'(<R_i x_i, R_j x_j>) x_j)``:
-    closer to real transformers, but not a gradient flow of E_h
-    (see :mod:`usaav_edu.dynamics.unrotated`).
+    Returns
+    -------
+    Model
+        Labels are real positions.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments (naming them).
+
+    References
+    ----------
+    The book's chapter 5 (ch05); arXiv:2605.30229.
     """
     if not isinstance(rotate_values, bool):
         raise TypeError(f"rotate_values must be True or False, got {rotate_values!r}")
     d = v.integer("d", d, minimum=2)
-    om = _omegas(omegas)
-    if len(om) != d // 2:
-        raise ValueError(f"omegas must give one frequency per rotation plane: d = {d} has {d // 2}, got {len(om)}")
     name = "rope" if rotate_values else "rope_unrotated_values"
-    return Model(name, beta=_beta(beta), profile=_profile(profile), gauge="rope", omegas=om,
-                 rotate_values=rotate_values)
+    return Model(gauge=RopeGauge(omegas, d), profile=_profile(beta, profile),
+                 rotate_values=rotate_values, name=name)
 
 
 def standard_rope(d, beta=1.0, base=10000.0):
-    """RoPE with the standard frequencies ``base^{-2k/d}`` (all planes rotate when d is even)."""
+    """RoPE with the standard frequencies ``base^{-2k/d}`` (all planes rotate when d is even).
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    beta : float
+        Inverse temperature.
+    base : float
+        Base of the frequencies.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments.
+    """
     return rope(beta=beta, omegas=rope_frequencies(d, base), d=d)
 
 
 def prefix_gauge(beta=1.0, frames=None, profile="exp"):
-    """One orthogonal frame per prompt: ``G(xi) = frames[xi]``; ``xi`` are prompt ids 0..K-1."""
+    """One orthogonal frame per prompt: ``G(xi) = frames[xi]``; ``xi`` are prompt ids 0..K-1.
+
+    Parameters
+    ----------
+    beta : float
+        Inverse temperature.
+    frames : array_like
+        ``(K, d, d)`` orthogonal matrices.
+    profile : {"exp", "linear"}
+        The profile.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``frames`` is missing or not orthogonal, or ``beta`` is bad.
+
+    References
+    ----------
+    The book's chapter 6 (prefix gauges).
+    """
     if frames is None:
         raise TypeError("frames must be a (K, d, d) array of orthogonal matrices")
-    f = v.orthogonal_frames("frames", frames)
-    return Model("prefix_gauge", beta=_beta(beta), profile=_profile(profile), gauge="frames", frames=f)
+    prof = _profile(beta, profile)
+    return Model(gauge=FrameGauge(frames), profile=prof, name="prefix_gauge")
 
 
 def frames_from_targets(targets, u=None):
     """Orthogonal frames ``G_k`` with ``G_k^T u = T_k`` (a reflection mapping T_k to u).
 
-    This realizes a chosen law (the book's chapter 6, gauge-level
-    universality): with prompt ids ``k`` the gauge maximizer puts prompt k's
-    tokens at ``targets[k]``.  ``u`` defaults to ``e_1``.  Each frame is the Householder reflection ``I - 2 w w^T / |w|^2``,
-    ``w = T_k - u`` (the identity when ``T_k = u``).
+    This realizes a chosen law (the book's chapter 6, gauge-level universality):
+    with prompt ids ``k`` the gauge maximizer puts prompt k's tokens at
+    ``targets[k]``.  Each frame is the Householder reflection
+    ``I - 2 w w^T / |w|^2``, ``w = T_k - u`` (the identity when ``T_k = u``).
+
+    Parameters
+    ----------
+    targets : array_like
+        ``(K, d)`` unit vectors.
+    u : array_like or None
+        A unit vector of dimension d; default ``e_1``.
+
+    Returns
+    -------
+    ndarray
+        ``(K, d, d)`` orthogonal symmetric matrices.
+
+    Raises
+    ------
+    ValueError
+        If ``targets`` or ``u`` are not unit vectors of one dimension.
     """
     t = v.points_on_sphere("targets", targets)
     k, d = t.shape
@@ -383,17 +862,80 @@ def frames_from_targets(targets, u=None):
 
 
 def prefix_gauge_from_targets(targets, beta=1.0, u=None):
-    """A prefix-gauge model whose maximizer puts prompt k's tokens at ``targets[k]``."""
+    """A prefix-gauge model whose maximizer puts prompt k's tokens at ``targets[k]``.
+
+    Parameters
+    ----------
+    targets : array_like
+        ``(K, d)`` unit vectors.
+    beta : float
+        Inverse temperature.
+    u : array_like or None
+        See :func:`frames_from_targets`.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    ValueError
+        For bad targets.
+    """
     return prefix_gauge(beta=beta, frames=frames_from_targets(targets, u))
 
 
 def distance_bias(beta=1.0, lam=1.0):
-    """Identity gauge with the non-negative bias ``b(xi, zeta) = exp(-lam |xi - zeta|)``."""
-    lam = v.real_scalar("lam", lam, minimum=0.0)
-    return Model("distance_bias", beta=_beta(beta), bias="distance", lam=lam)
+    """Identity gauge with the non-negative bias ``b(xi, zeta) = exp(-lam |xi - zeta|)``.
+
+    Parameters
+    ----------
+    beta : float
+        Inverse temperature.
+    lam : float
+        Decay rate, >= 0.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments.
+
+    References
+    ----------
+    The book's chapter 7 (biases).
+    """
+    bias = DistanceBias(lam)
+    return Model(bias=bias, profile=ExpProfile(beta), name="distance_bias")
 
 
 def cosine_bias(omega=1.0, beta=1.0, profile="linear"):
-    """Identity gauge with the sign-changing bias ``b(xi, zeta) = cos(omega (xi - zeta))``."""
-    omega = v.real_scalar("omega", omega)
-    return Model("cosine_bias", beta=_beta(beta), profile=_profile(profile), bias="cosine", omega=omega)
+    """Identity gauge with the sign-changing bias ``b(xi, zeta) = cos(omega (xi - zeta))``.
+
+    Parameters
+    ----------
+    omega : float
+        Frequency.
+    beta : float
+        Inverse temperature (no effect with the linear profile).
+    profile : {"linear", "exp"}
+        The profile.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments.
+
+    References
+    ----------
+    The book's chapter 7 (biases).
+    """
+    bias = CosineBias(omega)
+    return Model(bias=bias, profile=_profile(beta, profile), name="cosine_bias")

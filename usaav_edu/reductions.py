@@ -59,6 +59,25 @@ def equiangular_rate(r, n, beta, normalization="usa"):
     ``r`` is the common inner product ``<x_i, x_j>`` (i != j) of ``n`` tokens, a scalar or
     array with values in ``[-1/(n-1), 1]``.  USA: ``(2/n) e^{beta r} (1 - r)((n-1) r + 1)``;
     SA: ``2 e^{beta r} (1 - r)((n-1) r + 1) / (e^beta + (n-1) e^{beta r})``.
+
+    Parameters
+    ----------
+    r : float or array_like
+        Common inner product(s).
+    n : int
+        Number of tokens, >= 2.
+    beta : float
+        Inverse temperature, >= 0.
+    normalization : {"usa", "sa"}
+        The normalization.
+
+    Returns
+    -------
+    float or ndarray
+
+    References
+    ----------
+    The book's chapter 1: Proposition 1.1 (ch1-prop-equiangular).
     """
     n, beta, normalization = _equiangular_args(n, beta, normalization)
     r = _inner_product(r)
@@ -75,6 +94,23 @@ def equiangular_closed_form(t, n, r0=0.0):
     ``(a r + 1)/(1 - r) = K e^{2t}``, ``K = (a r0 + 1)/(1 - r0)``, hence ::
 
         r(t) = (K e^{2t} - 1) / (a + K e^{2t}).
+
+    Parameters
+    ----------
+    t : float or array_like
+        Times, >= 0.
+    n : int
+        Number of tokens, >= 2.
+    r0 : float
+        Initial inner product.
+
+    Returns
+    -------
+    float or ndarray
+
+    References
+    ----------
+    The book's chapter 1: Proposition 1.1 (ch1-prop-equiangular).
     """
     n = v.integer("n", n, minimum=2)
     t = v.float_array("t", t)
@@ -97,6 +133,30 @@ def equiangular_solution(t, n, beta, r0=0.0, normalization="usa", max_step=None)
     step (default ``min(0.01, 0.02 / L)`` with ``L`` a bound of the Lipschitz constant of the
     right-hand side), so the error is far below any particle integrator's.  At ``beta = 0``
     use :func:`equiangular_closed_form` for the exact value.
+
+    Parameters
+    ----------
+    t : array_like
+        Increasing times, from >= 0.
+    n : int
+        Number of tokens, >= 2.
+    beta : float
+        Inverse temperature.
+    r0 : float
+        Initial inner product.
+    normalization : {"usa", "sa"}
+        The normalization.
+    max_step : float or None
+        Largest RK4 step.
+
+    Returns
+    -------
+    ndarray
+        ``r`` at the times ``t``.
+
+    References
+    ----------
+    The book's chapter 1: Proposition 1.1 (ch1-prop-equiangular).
     """
     n, beta, normalization = _equiangular_args(n, beta, normalization)
     t = v.float_array("t", t, ndim=1)
@@ -139,6 +199,19 @@ def equiangular_energy(r, n, beta):
 
     ``E = (1/(2 beta n^2)) (n e^beta + n (n - 1) e^{beta r})`` (``beta > 0``); it rises to
     ``e^beta/(2 beta)`` as ``r -> 1``.
+
+    Parameters
+    ----------
+    r : float or array_like
+        Common inner product(s).
+    n : int
+        Number of tokens.
+    beta : float
+        Inverse temperature, > 0.
+
+    Returns
+    -------
+    float or ndarray
     """
     n = v.integer("n", n, minimum=2)
     beta = v.real_scalar("beta", beta, minimum=0.0, strict=True, maximum=700.0)
@@ -150,6 +223,15 @@ def pairwise_inner(x):
     """Mean and range of the off-diagonal inner products ``<x_i, x_j>``, i != j.
 
     Returns ``(mean, min, max)``; for an equiangular configuration ``min = max = mean``.
+
+    Parameters
+    ----------
+    x : array_like
+        ``(n, d)`` unit vectors, n >= 2.
+
+    Returns
+    -------
+    tuple of float
     """
     x = v.points_on_sphere("x", x)
     n = x.shape[0]
@@ -162,7 +244,18 @@ def pairwise_inner(x):
 
 # ---------------------------------------------------------------------- circle (d = 2)
 def angles(x):
-    """Angles ``theta_i = atan2(x_i2, x_i1)`` of points on the circle; x of shape (..., n, 2)."""
+    """Angles ``theta_i = atan2(x_i2, x_i1)`` of points on the circle; x of shape (..., n, 2).
+
+    Parameters
+    ----------
+    x : array_like
+        ``(..., n, 2)`` points of S^1.
+
+    Returns
+    -------
+    ndarray
+        ``(..., n)`` angles.
+    """
     x = v.float_array("x", x)
     if x.ndim < 2 or x.shape[-1] != 2:
         raise ValueError(f"x must have shape (..., n, 2) (points on the circle), got {x.shape}")
@@ -175,6 +268,22 @@ def circle_velocity(theta, beta):
     The USA flow on S^1 in angle form; at ``beta = 0`` it is Kuramoto's model of identical
     oscillators with coupling 1: ``dtheta_i/dt = R sin(psi - theta_i)``, ``R e^{i psi}`` the
     order parameter.
+
+    Parameters
+    ----------
+    theta : array_like
+        ``(n,)`` angles.
+    beta : float
+        Inverse temperature.
+
+    Returns
+    -------
+    ndarray
+        ``(n,)``.
+
+    References
+    ----------
+    The book's chapter 1: Proposition 1.2 (ch1-prop-kuramoto).
     """
     theta = v.float_array("theta", theta, ndim=1)
     if theta.shape[0] < 1:
@@ -189,6 +298,22 @@ def circle_flow(theta0, beta, t, max_step=None):
 
     ``t`` is increasing and starts at 0 (the first row is ``theta0``).  ``max_step`` defaults
     to ``min(0.01, 0.1 e^{-beta} / (1 + beta))``.
+
+    Parameters
+    ----------
+    theta0 : array_like
+        ``(n,)`` initial angles.
+    beta : float
+        Inverse temperature.
+    t : array_like
+        Increasing times from 0.
+    max_step : float or None
+        Largest RK4 step.
+
+    Returns
+    -------
+    ndarray
+        ``(len(t), n)``.
     """
     theta = v.float_array("theta0", theta0, ndim=1).copy()
     if theta.shape[0] < 1:
@@ -218,7 +343,17 @@ def circle_flow(theta0, beta, t, max_step=None):
 
 
 def order_parameter(theta):
-    """Kuramoto's order parameter ``R = |(1/n) sum_j e^{i theta_j}|`` (last axis), in [0, 1]."""
+    """Kuramoto's order parameter ``R = |(1/n) sum_j e^{i theta_j}|`` (last axis), in [0, 1].
+
+    Parameters
+    ----------
+    theta : array_like
+        Angles (last axis: the tokens).
+
+    Returns
+    -------
+    float or ndarray
+    """
     theta = v.float_array("theta", theta)
     if theta.ndim < 1 or theta.shape[-1] < 1:
         raise ValueError("theta must hold at least one angle on its last axis")
@@ -226,7 +361,17 @@ def order_parameter(theta):
 
 
 def angle_distance(a, b):
-    """Largest distance between angles on the circle, ``max |wrap(a - b)|`` in [0, pi]."""
+    """Largest distance between angles on the circle, ``max |wrap(a - b)|`` in [0, pi].
+
+    Parameters
+    ----------
+    a, b : array_like
+        Angles of the same shape.
+
+    Returns
+    -------
+    float
+    """
     a = v.float_array("a", a)
     b = v.float_array("b", b)
     if a.shape != b.shape:
@@ -246,6 +391,26 @@ def two_cluster_rate(theta, p, beta, normalization="usa"):
                           [ (1-p) / (p e^beta + (1-p) e^{beta c})
                             + p / ((1-p) e^beta + p e^{beta c}) ],
               c = cos theta.
+
+    Parameters
+    ----------
+    theta : float or array_like
+        Angle between the clusters, in ``[0, pi]``.
+    p : float
+        Mass of the first cluster, in ``(0, 1)``.
+    beta : float
+        Inverse temperature.
+    normalization : {"usa", "sa"}
+        The normalization.
+
+    Returns
+    -------
+    float or ndarray
+
+    References
+    ----------
+    The book's chapter 2: Proposition 2.1 (ch2-prop-two-clusters) and Proposition 2.2
+    (ch2-prop-merge-time).
     """
     theta = v.float_array("theta", theta)
     p = v.real_scalar("p", p, minimum=0.0, strict=True, maximum=1.0)
@@ -266,6 +431,28 @@ def two_cluster_merge_time(theta0, theta_end, p, beta, normalization="usa", poin
 
     ``T = int_{theta_end}^{theta0} dtheta / |dtheta/dt|``, by Simpson's rule in ``u = log theta``
     (the integrand ``theta / |rate|`` is smooth there) on ``points`` nodes.
+
+    Parameters
+    ----------
+    theta0, theta_end : float
+        Start and end angles, ``0 < theta_end < theta0 < pi``.
+    p : float
+        Mass of the first cluster.
+    beta : float
+        Inverse temperature.
+    normalization : {"usa", "sa"}
+        The normalization.
+    points : int
+        Simpson nodes (odd).
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    The book's chapter 2: Proposition 2.1 (ch2-prop-two-clusters) and Proposition 2.2
+    (ch2-prop-merge-time).
     """
     theta0 = v.real_scalar("theta0", theta0, minimum=0.0, strict=True, maximum=np.pi)
     theta_end = v.real_scalar("theta_end", theta_end, minimum=0.0, strict=True)
@@ -283,7 +470,20 @@ def two_cluster_merge_time(theta0, theta_end, p, beta, normalization="usa", poin
 
 # ---------------------------------------------------------------------- staircases
 def cluster_staircase(traj, tol=1e-2):
-    """Cluster count at every frame of a Trajectory (single linkage at distance ``tol``)."""
+    """Cluster count at every frame of a Trajectory (single linkage at distance ``tol``).
+
+    Parameters
+    ----------
+    traj : Trajectory
+        The run.
+    tol : float
+        Link distance, > 0.
+
+    Returns
+    -------
+    ndarray
+        One count per frame.
+    """
     x = getattr(traj, "x", None)
     if x is None or np.ndim(x) != 3:
         raise TypeError("traj must be a Trajectory (with x of shape (F, n, d))")
@@ -314,6 +514,17 @@ def plateaus(t, counts):
     A run that starts at frame ``a`` and ends at frame ``b`` (the last frame with count k)
     lasts until the next frame's time, ``t[b + 1]`` (or ``t[-1]`` for the last run), so the
     run durations add up to ``t[-1] - t[0]``.
+
+    Parameters
+    ----------
+    t : array_like
+        Frame times.
+    counts : array_like
+        Cluster counts, one per frame.
+
+    Returns
+    -------
+    list of tuple
     """
     t, counts = _steps(t, counts)
     runs = []
@@ -327,13 +538,41 @@ def plateaus(t, counts):
 
 
 def time_with_clusters(t, counts, k):
-    """Total time a run spends with exactly ``k`` clusters (sum of its plateaus at k)."""
+    """Total time a run spends with exactly ``k`` clusters (sum of its plateaus at k).
+
+    Parameters
+    ----------
+    t : array_like
+        Frame times.
+    counts : array_like
+        Cluster counts.
+    k : int
+        The count.
+
+    Returns
+    -------
+    float
+    """
     k = v.integer("k", k, minimum=1)
     return float(sum(b - a for kk, a, b in plateaus(t, counts) if kk == k))
 
 
 def first_time_at_most(t, counts, k):
-    """First frame time at which the count is ``<= k`` (``inf`` if never)."""
+    """First frame time at which the count is ``<= k`` (``inf`` if never).
+
+    Parameters
+    ----------
+    t : array_like
+        Frame times.
+    counts : array_like
+        Cluster counts.
+    k : int
+        The count.
+
+    Returns
+    -------
+    float
+    """
     t, counts = _steps(t, counts)
     k = v.integer("k", k, minimum=1)
     hit = np.flatnonzero(counts <= k)

@@ -1,90 +1,101 @@
-"""The one entry point: ``simulate(model, x0, xi, t_max, ...) -> Trajectory``."""
+"""The one entry point: ``simulate(model, x0, xi, t_max, ...) -> Trajectory``.
+
+The data path is straight: the model is consulted once (:meth:`usaav_edu.models.Model.kernel`)
+for the gauge coordinates ``y0 = G(xi) x0`` and the kernel's parameters; a stepper of
+:data:`usaav_edu.dynamics.integrators.METHODS` integrates ``y`` (the dynamics in gauge
+coordinates does not depend on the gauge, Theorem 4.1 (ch4-thm-conjugacy) of the book); the
+frames of ``y`` are stored and mapped back to contents once, into the Trajectory.
+"""
 
 import math
-import sys
-import time
 
 import numpy as np
 
 from . import _validate as v
 from .dynamics import energy_bound as _energy_bound
 from .dynamics import energy_gauge, integrators
+from .dynamics.rhs import kernel_params
 from .dynamics.unrotated import UnrotatedValuesField
-from .models import Model
+from .models import require_model
+from .progress import Progress
+from ._version import __version__
 from .trajectory import Trajectory
 
-METHODS = ("rk4", "dopri5")
+METHODS = tuple(integrators.METHODS)
 
 
 class IntegrationError(RuntimeError):
     """The integration failed: a non-finite state or a step size underflow."""
 
 
-class _Prepared:
-    """Validated input in the form the Numba kernels take."""
+def _field(kernel):
+    """The velocity field of a run: the Numba kernel on ``y``, or the unrotated variant on ``x``."""
+    if kernel.model.rotate_values:
+        return integrators.GaugeField(kernel.params)
+    return UnrotatedValuesField(kernel)
 
-    def __init__(self, model, x, xi, frozen=None):
-        if not isinstance(model, Model):
-            raise TypeError(f"model must be a usaav_edu Model (see usaav_edu.models), got {type(model).__name__}")
-        x = v.points_on_sphere("x0", x)
-        self.x0 = x
-        n, d = x.shape
-        model.check_dimension(d)
-        self.model = model
-        self.n, self.d = n, d
-        self.xi = model.check_labels(xi, n)
-        bias = model.bias_matrix(self.xi)
-        self.has_bias = bias is not None
-        self.bias = np.ascontiguousarray(bias) if self.has_bias else np.ones((1, 1))
-        if frozen is None:
-            self.has_frozen = False
-            self.mobile = np.ones(1, dtype=np.bool_)
-            self.frozen = None
-        else:
-            fz = np.asarray(frozen)
-            if fz.dtype != bool or fz.shape != (n,):
-                raise ValueError(f"frozen must be a boolean array of shape ({n},), got dtype {fz.dtype}, shape {fz.shape}")
-            self.has_frozen = bool(fz.any())
-            self.frozen = fz.copy() if self.has_frozen else None
-            self.mobile = ~fz if self.has_frozen else np.ones(1, dtype=np.bool_)
-        args = (self.bias, self.has_bias, float(model.beta), model.linear,
-                model.normalization == "sa", self.mobile, self.has_frozen)
-        if model.rotate_values:
-            # integrate the gauge coordinates y_i = G(xi_i) x_i
-            self.state = np.ascontiguousarray(model.to_gauge(x, self.xi).T)
-            self.field = integrators.GaugeField(args)
-        else:
-            # the variant integrates the contents x_i themselves
-            self.state = np.ascontiguousarray(x.T)
-            self.field = UnrotatedValuesField(model, self.xi, bias, self.mobile, self.has_frozen)
 
-    def contents(self):
-        """The current contents x, (n, d)."""
-        st = self.state.T
-        return self.model.from_gauge(st, self.xi) if self.model.rotate_values else st.copy()
-
-    def energy(self):
-        """E_h of the current state."""
-        st = self.state if self.model.rotate_values else np.ascontiguousarray(self.model.to_gauge(self.state.T, self.xi).T)
-        return float(energy_gauge(st, self.bias, self.has_bias, float(self.model.beta), self.model.linear))
+def _energy_of(kernel, state):
+    """E_h of the integrator's state (``y``, or ``x`` for the unrotated variant), ``(d, n)``."""
+    if not kernel.model.rotate_values:
+        state = np.ascontiguousarray(kernel.to_gauge(state.T).T)
+    return float(energy_gauge(state, kernel.params))
 
 
 def energy(model, x, xi=None):
-    """The particle energy ``E_h = (1/(2 n^2)) sum_ij b_ij phi(<G_i x_i, G_j x_j>)``."""
-    return _Prepared(model, x, xi).energy()
+    """The particle energy ``E_h = (1/(2 n^2)) sum_ij b_ij phi(<G_i x_i, G_j x_j>)``.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    x : array_like
+        ``(n, d)`` unit vectors.
+    xi : array_like or None
+        ``(n,)`` labels (None for a model without labels).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad input, naming the argument.
+
+    References
+    ----------
+    The book's chapter 3 (the energy of USA-AV); arXiv:2605.30229.
+    """
+    kernel = require_model(model).kernel(x, xi)
+    return float(energy_gauge(kernel.y0, kernel.params))
 
 
 def energy_bound(model, xi, n=None):
     """An upper bound of E_h for ``n`` tokens with labels ``xi``.
 
-    See :func:`usaav_edu.dynamics.energy.energy_bound` for the bound.
+    Parameters
+    ----------
+    model : Model
+        The model.
+    xi : array_like or None
+        A 1-D array with one label per token (then ``n``, if given, must be its length), or
+        None for models without labels (then ``n`` is required).
+    n : int or None
+        The number of tokens.
 
-    ``xi`` is a 1-D array with one label per token (then ``n``, if given, must
-    be its length), or None for models without labels (then ``n`` is required).
-    For a non-negative bias the bound is attained by the gauge maximizers.
+    Returns
+    -------
+    float
+        See :func:`usaav_edu.dynamics.energy.energy_bound`; for a non-negative bias the
+        bound is attained by the gauge maximizers.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad input, naming the argument.
     """
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a usaav_edu Model, got {type(model).__name__}")
+    require_model(model)
     if xi is None:
         n = v.integer("n", n, minimum=1)
     else:
@@ -98,21 +109,21 @@ def energy_bound(model, xi, n=None):
     return _energy_bound(model, xi, n)
 
 
-def _max_abs_bias(bias):
-    return 1.0 if bias is None else max(float(np.max(np.abs(bias))), 1e-300)
+def _max_abs_bias(p):
+    return max(float(np.max(np.abs(p.bias))), 1e-300) if p.has_bias else 1.0
 
 
-def _lipschitz(model, bias):
-    """The Lipschitz estimate ``L`` of the velocity field (see :func:`default_dt`)."""
-    bmax = _max_abs_bias(bias)
-    if model.normalization == "sa":
-        return 1.0 + model.beta
-    if model.linear:
+def _lipschitz(p):
+    """The Lipschitz estimate ``L`` of the velocity field of ``p`` (see :func:`default_dt`)."""
+    bmax = _max_abs_bias(p)
+    if p.sa:
+        return 1.0 + p.beta
+    if p.linear:
         return bmax
-    return (1.0 + model.beta) * math.exp(model.beta) * bmax
+    return (1.0 + p.beta) * math.exp(p.beta) * bmax
 
 
-def _stiffness(model, bias):
+def _stiffness(p):
     """The contraction rate of a collapsed cluster, which bounds every explicit step.
 
     Linearizing the velocity at ``x_i = u`` (all tokens at one point) gives the
@@ -123,19 +134,48 @@ def _stiffness(model, bias):
     estimate ``1 + beta`` is used instead, because away from collapse SA's
     step is set by accuracy at about that rate.
     """
-    if model.normalization == "sa":
-        return 1.0 + model.beta
-    bmax = _max_abs_bias(bias)
-    return bmax if model.linear else math.exp(model.beta) * bmax
+    if p.sa:
+        return 1.0 + p.beta
+    bmax = _max_abs_bias(p)
+    return bmax if p.linear else math.exp(p.beta) * bmax
+
+
+def _default_step(p):
+    return min(0.05, 0.25 / _lipschitz(p))
 
 
 def default_dt(model, xi):
     """The RK4 step used when ``dt=None``: ``min(0.05, 0.25 / L)``.
 
-    ``L`` estimates the Lipschitz constant of the velocity: ``(1 + beta) e^beta max|b|``
-    for USA, ``1 + beta`` for SA (weights sum to one), ``max|b|`` for the linear profile.
+    Parameters
+    ----------
+    model : Model
+        The model.
+    xi : array_like or None
+        Its labels, one per token (checked); None for a model without labels.
+
+    Returns
+    -------
+    float
+        ``L`` estimates the Lipschitz constant of the velocity: ``(1 + beta) e^beta max|b|``
+        for USA, ``1 + beta`` for SA (weights sum to one), ``max|b|`` for the linear profile.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad model or labels.
     """
-    return min(0.05, 0.25 / _lipschitz(model, model.bias_matrix(xi)))
+    require_model(model)
+    if xi is None:
+        model.check_labels(None, 0)  # refused for a model with labels
+        bias = None
+    else:
+        if isinstance(xi, (str, bytes)) or np.ndim(xi) != 1:
+            raise TypeError(f"xi must be a 1-D array with one label per token or None, got "
+                            f"{type(xi).__name__}")
+        bias = model.bias_matrix(model.check_labels(xi, len(xi)))
+    p = kernel_params(bias, model.beta, model.linear, model.normalization == "sa")
+    return _default_step(p)
 
 
 DEFAULT_MAX_STEPS = 10 ** 6
@@ -169,7 +209,7 @@ def _rk4_steps(t_max, n_frames, step):
     return per_frame, per_frame * (n_frames - 1)
 
 
-def _dopri5_steps(model, bias, t_max, n_frames):
+def _dopri5_steps(p, t_max, n_frames):
     """Estimated Dormand-Prince steps: one per frame, plus ``t_max`` times the stiffness over 3.3.
 
     Once the tokens cluster, the step is bounded by stability, ``h <= 3.3 / rate``
@@ -178,28 +218,28 @@ def _dopri5_steps(model, bias, t_max, n_frames):
     stretches are limited by accuracy instead and cost more per unit time,
     but they are short.
     """
-    return (n_frames - 1) + t_max * _stiffness(model, bias) / DOPRI5_STABILITY
+    return (n_frames - 1) + t_max * _stiffness(p) / DOPRI5_STABILITY
 
 
-def _too_long(model, bias, method, t_max, n_frames, step, dt_given, estimate, max_steps):
+def _too_long(p, method, t_max, n_frames, step, dt_given, estimate, max_steps):
     """The message of the ValueError that refuses a run beyond ``max_steps``."""
-    rate = _stiffness(model, bias)
-    beta = model.beta
+    rate = _stiffness(p)
+    beta = p.beta
     if method == "rk4":
         how = (f"RK4 with steps of {step:.3g} over t_max = {t_max:g}" +
-               ("" if dt_given else f" (the default step 0.25 / L, L = {_lipschitz(model, bias):.3g} "
+               ("" if dt_given else f" (the default step 0.25 / L, L = {_lipschitz(p):.3g} "
                                     f"the Lipschitz estimate at beta = {beta:g})"))
     else:
         how = (f"Dormand-Prince over t_max = {t_max:g}, whose stable step is about 3.3 / rate = "
                f"{DOPRI5_STABILITY / rate:.3g} (clusters contract at the rate {rate:.3g})")
     advice = ["a smaller t_max"]
-    if not model.linear:
+    if not p.linear:
         advice.append("a smaller beta")
     if method == "rk4":
-        dp = _dopri5_steps(model, bias, t_max, n_frames)
+        dp = _dopri5_steps(p, t_max, n_frames)
         if dp < estimate:
             advice.append(f"method='dopri5' (about {dp:.2g} steps here)")
-    if model.normalization == "usa" and not model.linear:
+    if not p.sa and not p.linear:
         advice.append("the SA normalization (models.sa, whose clock has no factor e^beta)")
     if max_steps is not None:
         advice.append("a larger max_steps (max_steps=None: no cap)")
@@ -208,7 +248,7 @@ def _too_long(model, bias, method, t_max, n_frames, step, dt_given, estimate, ma
             f"more than {cap}: {how}. Choose " + ", ".join(advice[:-1]) + f" or {advice[-1]}.")
 
 
-def _energy_tolerance(model, bias, e_prev, e_now, rtol=0.0):
+def _energy_tolerance(p, e_prev, e_now, rtol=0.0):
     """How far the computed energy may fall between two frames of a gradient-ascent run.
 
     ``(ENERGY_RTOL + rtol) * S`` with ``S`` a bound of
@@ -232,50 +272,10 @@ def _energy_tolerance(model, bias, e_prev, e_now, rtol=0.0):
       is within the accuracy asked for.
     """
     scale = max(abs(e_prev), abs(e_now))
-    if model.linear or (bias is not None and np.any(bias < 0.0)):
-        phi1 = 1.0 if model.linear else max(1.0, math.exp(model.beta) / model.beta)
-        scale = max(scale, _max_abs_bias(bias) * phi1 / 2.0)
+    if p.linear or (p.has_bias and np.any(p.bias < 0.0)):
+        phi1 = 1.0 if p.linear else max(1.0, math.exp(p.beta) / p.beta)
+        scale = max(scale, _max_abs_bias(p) * phi1 / 2.0)
     return (ENERGY_RTOL + rtol) * scale
-
-
-class _Progress:
-    """A text progress bar of the simulated time on stderr.
-
-    Shown once a run has lasted a second, then redrawn at most every half
-    second; ``update(t)`` is called after every step, so it only reads the
-    clock unless it draws.
-    """
-
-    DELAY, INTERVAL = 1.0, 0.5
-
-    def __init__(self, enabled, t_max):
-        self.enabled, self.t_max, self.drawn = enabled, t_max, None
-        self.start = time.perf_counter()
-        self.next = self.start + self.DELAY
-
-    def update(self, t):
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if now < self.next:
-            return
-        self.next = now + self.INTERVAL
-        self._draw(t, now)
-
-    def close(self, t):
-        """Draw the final state (if the bar is shown) and end its line."""
-        if self.drawn is not None:
-            if t != self.drawn:
-                self._draw(t, time.perf_counter())
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-    def _draw(self, t, now):
-        self.drawn = t
-        frac = min(max(t / self.t_max, 0.0), 1.0)
-        bar = "#" * int(30 * frac)
-        sys.stderr.write(f"\r[{bar:<30}] {100 * frac:5.1f}%  t = {t:<10.4g} {now - self.start:6.1f}s")
-        sys.stderr.flush()
 
 
 def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=101,
@@ -284,57 +284,66 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
 
     Parameters
     ----------
-    model
-        A Model from :mod:`usaav_edu.models`.
-    x0
-        (n, d) unit vectors (not renormalized: a non-unit row is an error).
-    xi
-        (n,) labels: positions (float) or prompt ids (int); None for models without labels.
-    t_max
+    model : Model
+        A model of :mod:`usaav_edu.models` (built-in or user-defined parts).
+    x0 : array_like
+        ``(n, d)`` unit vectors (not renormalized: a non-unit row is an error).
+    xi : array_like or None
+        ``(n,)`` labels: positions (float) or prompt ids (int); None for models without labels.
+    t_max : float
         Final time, > 0.
-    dt
+    dt : float or None
         RK4 step bound (default :func:`~usaav_edu.solver.default_dt`).  The step used is
         ``t_max / (steps)``, the largest step <= dt that lands on every frame;
         it is recorded in ``Trajectory.dt``.  For dopri5 ``dt`` is the first trial step.
-    method
-        "rk4" (fixed step) or "dopri5" (adaptive Dormand-Prince 5(4)).
-    n_frames
+    method : {"rk4", "dopri5"}
+        A stepper of :data:`usaav_edu.dynamics.integrators.METHODS`: fixed-step RK4 or
+        adaptive Dormand-Prince 5(4).
+    n_frames : int
         Number of stored frames, equally spaced on [0, t_max], >= 2.
-    rtol, atol
-        The dopri5 tolerances.
-    frozen
-        Optional (n,) bool: tokens that attend (enter every sum) but never move.
-    seed
+    rtol, atol : float
+        dopri5 tolerances.
+    frozen : array_like of bool or None
+        ``(n,)``: tokens that attend (enter every sum) but never move.
+    seed : int or None
         Provenance only: the seed that generated x0, stored in the Trajectory.
-    progress
-        Show a progress bar of the simulated time on stderr, updated during
-        frames, for runs longer than a second.
-    max_steps
-        The most steps the run may take (default ``DEFAULT_MAX_STEPS`` = 10^6;
-        None: no cap).  The work is estimated before integrating: RK4 takes
-        exactly ``(n_frames - 1) * steps per frame`` steps; for dopri5 the
-        estimate is ``n_frames - 1 + t_max * rate / 3.3`` with the rate at
-        which a cluster contracts (``e^beta max|b|`` for USA, ``1 + beta`` for
-        SA): the stable step of a stiff run.  A run estimated beyond the cap
-        is refused with a ValueError saying what to change; a dopri5 run that
-        needs more steps than the cap stops with IntegrationError.
+    progress : bool
+        Show a progress bar of the simulated time (:mod:`usaav_edu.progress`), updated
+        during frames, for runs longer than a second.
+    max_steps : int or None
+        The most steps the run may take (default ``DEFAULT_MAX_STEPS`` = 10^6; None: no
+        cap).  The work is estimated before integrating: RK4 takes exactly
+        ``(n_frames - 1) * steps per frame`` steps; for dopri5 the estimate is
+        ``n_frames - 1 + t_max * rate / 3.3`` with the rate at which a cluster contracts
+        (``e^beta max|b|`` for USA, ``1 + beta`` for SA): the stable step of a stiff run.
+        A run estimated beyond the cap is refused with a ValueError saying what to change;
+        a dopri5 run that needs more steps than the cap stops with IntegrationError.
+
+    Returns
+    -------
+    Trajectory
+        The frames, energies and step statistics (``steps_accepted``, ``steps_rejected``,
+        ``n_rhs``).
 
     Raises
     ------
     TypeError, ValueError
         For bad input or a run estimated beyond ``max_steps``.
     IntegrationError
-        When the state becomes non-finite, the adaptive step
-        underflows or exceeds ``max_steps``, or the energy falls.  For every model
-        but the ``rotate_values=False`` variant the dynamics raises the energy
-        (USA is its gradient ascent, SA a gradient ascent in another metric), so
-        after every frame the energy is compared with the previous frame's: a fall
-        beyond round-off (``_energy_tolerance``) means the step was unstable.
-        The variant is not a gradient flow and is not checked.
-    """
-    from . import __version__
+        When the state becomes non-finite, the adaptive step underflows or exceeds
+        ``max_steps``, or the energy falls.  For every model but the
+        ``rotate_values=False`` variant the dynamics raises the energy (USA is its gradient
+        ascent, SA a gradient ascent in another metric), so after every frame the energy is
+        compared with the previous frame's: a fall beyond round-off
+        (``_energy_tolerance``) means the step was unstable.  The variant is not a
+        gradient flow and is not checked.
 
-    p = _Prepared(model, x0, xi, frozen)
+    References
+    ----------
+    The book's chapter 3 (the model) and chapter 8 (reproducing the experiments);
+    arXiv:2605.30229.
+    """
+    kernel = require_model(model).kernel(x0, xi, frozen)
     t_max = v.real_scalar("t_max", t_max, minimum=0.0, strict=True)
     method = v.choice("method", method, METHODS)
     n_frames = v.integer("n_frames", n_frames, minimum=2)
@@ -349,82 +358,73 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     if not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
 
-    bias = p.bias if p.has_bias else None
-    step = default_dt(model, p.xi) if dt is None else dt
-    if method == "rk4":
-        per_frame, estimate = _rk4_steps(t_max, n_frames, step)
+    p = kernel.params
+    stepper = integrators.METHODS[method]
+    step = _default_step(p) if dt is None else dt
+    if stepper.adaptive:
+        estimate = _dopri5_steps(p, t_max, n_frames)
     else:
-        estimate = _dopri5_steps(model, bias, t_max, n_frames)
+        per_frame, estimate = _rk4_steps(t_max, n_frames, step)
     if estimate > (NEVER if max_steps is None else max_steps):
-        raise ValueError(_too_long(model, bias, method, t_max, n_frames, step, dt is not None, estimate,
+        raise ValueError(_too_long(p, method, t_max, n_frames, step, dt is not None, estimate,
                                    max_steps))
+    if stepper.adaptive:
+        h = step
+        # steps far below the time scale 1 / L are never needed for accuracy: the local error
+        # of a step h is about (h L)^5, so below 1e-8 / L the error test fails only on rounding
+        h_min = 1e-8 / _lipschitz(p)
+    else:
+        h = t_max / ((n_frames - 1) * int(per_frame))
+        h_min = h
 
     times = np.linspace(0.0, t_max, n_frames)
-    xs = np.empty((n_frames, p.n, p.d))
+    field = _field(kernel)
+    state = (kernel.y0 if model.rotate_values else np.ascontiguousarray(kernel.x0.T)).copy()
+    frames = np.empty((n_frames, kernel.n, kernel.d))
     energies = np.empty(n_frames)
-    state = p.state
-    xs[0] = p.x0  # exactly the input, not a round trip through the gauge
-    energies[0] = p.energy()
-    check_energy = model.rotate_values
-    bar = _Progress(bool(progress), t_max)
-    report = bar.update if progress else None
-    n_rhs = 0
-    t_now = 0.0
-    try:
-        if method == "rk4":
-            per_frame = int(per_frame)
-            h = t_max / ((n_frames - 1) * per_frame)
-            for f in range(1, n_frames):
-                t0 = times[f - 1]
-                status = integrators.rk4_advance(state, h, per_frame, p.field,
-                                                 None if report is None else lambda k: report(t0 + k * h))
-                n_rhs += 4 * per_frame
-                if status != integrators.Status.OK:
-                    raise IntegrationError(_failure(status, model, bias, method, t0, times[f], h, p.xi))
-                t_now = times[f]
-                xs[f] = p.contents()
-                energies[f] = p.energy()
-                if check_energy:
-                    _check_energy(model, bias, energies, times, f, method, h, rtol, atol, p.xi)
-                bar.update(t_now)
-            used_dt, used_rtol, used_atol = h, None, None
-        else:
-            h = step
-            # steps far below the time scale 1 / L are never needed for accuracy: the local error
-            # of a step h is about (h L)^5, so below 1e-8 / L the error test fails only on rounding
-            h_min = 1e-8 / _lipschitz(model, bias)
-            taken = 0
-            for f in range(1, n_frames):
-                budget = None if max_steps is None else max_steps - taken
-                status, h, acc, rej, t_now = integrators.dopri5_advance(
-                    state, times[f - 1], times[f], h, rtol, atol, h_min, p.field, budget, report)
-                taken += acc + rej
-                n_rhs += 7 * (acc + rej)
-                if status != integrators.Status.OK:
-                    raise IntegrationError(_failure(status, model, bias, method, t_now, t_max, h, p.xi,
-                                                    rtol=rtol, atol=atol, h_min=h_min, max_steps=max_steps))
-                xs[f] = p.contents()
-                energies[f] = p.energy()
-                if check_energy:
-                    _check_energy(model, bias, energies, times, f, method, None, rtol, atol, p.xi)
-                bar.update(t_now)
-            used_dt, used_rtol, used_atol = None, rtol, atol
-    finally:
-        bar.close(t_now)
+    frames[0] = state.T
+    energies[0] = _energy_of(kernel, state)
+    accepted = rejected = n_rhs = 0
+    with Progress(bool(progress), t_max) as bar:
+        for f in range(1, n_frames):
+            budget = None
+            if max_steps is not None and stepper.adaptive:
+                budget = max_steps - accepted - rejected
+            control = integrators.Control(rtol, atol, h_min, budget,
+                                          bar.update if progress else None)
+            res = stepper.advance(state, times[f - 1], times[f], h, field, control)
+            accepted, rejected = accepted + res.accepted, rejected + res.rejected
+            n_rhs += res.n_rhs
+            if res.outcome is not integrators.Outcome.OK:
+                raise IntegrationError(_failure(res, kernel, method, times[f - 1], times[f], h,
+                                                t_max, rtol=rtol, atol=atol, h_min=h_min,
+                                                max_steps=max_steps))
+            h = res.h
+            frames[f] = state.T
+            energies[f] = _energy_of(kernel, state)
+            if model.rotate_values:
+                _check_energy(kernel, energies, times, f, method, h, rtol, atol)
+            bar.update(times[f])
 
-    return Trajectory(t=times, x=xs, xi=p.xi, energy=energies, model=model, method=method, dt=used_dt,
-                      rtol=used_rtol, atol=used_atol, frozen=p.frozen,
-                      seed=None if seed is None else int(seed), n_rhs=n_rhs, version=__version__)
+    # back from gauge coordinates once; the first frame is exactly the input
+    xs = kernel.contents(frames) if model.rotate_values else frames
+    xs[0] = kernel.x0
+    adaptive = stepper.adaptive
+    return Trajectory(t=times, x=xs, xi=kernel.xi, energy=energies, model=model, method=method,
+                      dt=None if adaptive else h, rtol=rtol if adaptive else None,
+                      atol=atol if adaptive else None, frozen=kernel.frozen,
+                      seed=None if seed is None else int(seed), n_rhs=n_rhs,
+                      steps_accepted=accepted, steps_rejected=rejected, version=__version__)
 
 
-def _where(model):
-    return f"model {model.name}, beta = {model.beta:g}"
+def _where(kernel):
+    return f"model {kernel.model.name}, beta = {kernel.params.beta:g}"
 
 
-def _rk4_advice(model, bias, h, xi):
+def _rk4_advice(p, h):
     """Why an RK4 step of size ``h`` failed, and what to use instead."""
-    rate = _stiffness(model, bias)
-    default = f"dt=None gives {default_dt(model, xi):.3g}"
+    rate = _stiffness(p)
+    default = f"dt=None gives {_default_step(p):.3g}"
     if h * rate > RK4_STABILITY:
         return (f"RK4 with the step {h:.3g} is unstable here: clusters contract at the rate {rate:.3g} and "
                 f"RK4 needs step * rate below {RK4_STABILITY:.2f} (here {h * rate:.3g}). Use a smaller dt "
@@ -432,41 +432,44 @@ def _rk4_advice(model, bias, h, xi):
     return f"RK4 with the step {h:.3g} is unstable here. Use a smaller dt ({default}) or method='dopri5'."
 
 
-def _check_energy(model, bias, energies, times, f, method, h, rtol, atol, xi):
-    """Raise IntegrationError if the energy fell from frame ``f - 1`` to frame ``f`` beyond round-off."""
+def _check_energy(kernel, energies, times, f, method, h, rtol, atol):
+    """Raise IntegrationError if the energy fell from frame ``f - 1`` to ``f`` beyond round-off."""
+    p = kernel.params
     e_prev, e_now = energies[f - 1], energies[f]
-    if not e_now < e_prev - _energy_tolerance(model, bias, e_prev, e_now, 0.0 if method == "rk4" else rtol):
+    if not e_now < e_prev - _energy_tolerance(p, e_prev, e_now, 0.0 if method == "rk4" else rtol):
         return
     what = (f"the energy fell from {e_prev:.10g} to {e_now:.10g} between t = {times[f - 1]:g} and "
-            f"t = {times[f]:g} ({_where(model)}), but the dynamics only raises it: the integration "
+            f"t = {times[f]:g} ({_where(kernel)}), but the dynamics only raises it: the integration "
             f"is wrong. ")
     if method == "rk4":
-        raise IntegrationError(what + _rk4_advice(model, bias, h, xi))
-    raise IntegrationError(what + f"Dormand-Prince with rtol = {rtol:g}, atol = {atol:g} accepted steps "
-                                  f"too large to be stable (the fall exceeds rtol times the energy scale); "
-                                  f"tighten rtol and atol.")
+        raise IntegrationError(what + _rk4_advice(p, h))
+    raise IntegrationError(what + f"Dormand-Prince with rtol = {rtol:g}, atol = {atol:g} accepted "
+                                  f"steps too large to be stable (the fall exceeds rtol times the "
+                                  f"energy scale); tighten rtol and atol.")
 
 
-def _failure(status, model, bias, method, t, t_end, h, xi, rtol=None, atol=None, h_min=None,
+def _failure(res, kernel, method, t0, t_end, h, t_max, rtol=None, atol=None, h_min=None,
              max_steps=None):
-    """The IntegrationError message for an integrator status other than OK."""
-    S = integrators.Status
+    """The IntegrationError message for a stepper outcome other than OK."""
+    O = integrators.Outcome
+    p = kernel.params
     if method == "rk4":
-        return (f"RK4 reached a non-finite state between t = {t:g} and t = {t_end:g} ({_where(model)}). "
-                + _rk4_advice(model, bias, h, xi))
-    where = f"at t = {t:.6g} ({_where(model)}, rtol = {rtol:g}, atol = {atol:g})"
-    if status == S.MAX_STEPS:
+        return (f"RK4 reached a non-finite state between t = {t0:g} and t = {t_end:g} "
+                f"({_where(kernel)}). " + _rk4_advice(p, h))
+    t, h = res.t, res.h
+    where = f"at t = {t:.6g} ({_where(kernel)}, rtol = {rtol:g}, atol = {atol:g})"
+    if res.outcome is O.MAX_STEPS:
         return (f"Dormand-Prince used all max_steps = {max_steps} steps and stopped {where}, before "
-                f"t_max = {t_end:g}: the run is costlier than estimated. Raise max_steps (None: no cap), "
+                f"t_max = {t_max:g}: the run is costlier than estimated. Raise max_steps (None: no cap), "
                 f"shorten t_max, or loosen rtol/atol.")
-    if status == S.UNDERFLOW:
+    if res.outcome is O.UNDERFLOW:
         return (f"Dormand-Prince could not meet its tolerances {where}: after rejected steps the step "
                 f"underflowed to {h:.3g}, below the smallest meaningful step "
                 f"{max(h_min, 4 * integrators.EPS * t):.3g} (1e-8 / L for the Lipschitz estimate "
-                f"L = {_lipschitz(model, bias):.3g}, or 4 eps t), where the local error of this smooth "
+                f"L = {_lipschitz(p):.3g}, or 4 eps t), where the local error of this smooth "
                 f"field is far below rounding error. The tolerances ask for more than double precision "
                 f"can give: loosen rtol and atol (the defaults are 1e-8 and 1e-10).")
-    if status == S.NONFINITE_TRIALS:
+    if res.outcome is O.NONFINITE_TRIALS:
         return (f"Dormand-Prince found no step with a finite result {where}: every trial step down to "
                 f"{h:.3g} gave a non-finite stage or velocity, so the velocity field itself is not finite "
                 f"near this state (e^(beta s) overflows for large beta and n).")

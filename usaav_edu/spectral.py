@@ -26,6 +26,8 @@ import numbers
 import numpy as np
 
 from . import _validate as v
+from . import diagnostics, experiments, sphere
+from .solver import energy_bound, simulate
 
 TWO_PI = 2.0 * np.pi
 BIAS_TYPES = ("distance", "cosine")
@@ -57,7 +59,20 @@ def _coefficients(name, value):
 
 # ---------------------------------------------------------------------- positions
 def circle_positions(n, period=TWO_PI):
-    """``n`` equally spaced positions ``xi_j = j * period / n``, j = 0 .. n-1."""
+    """``n`` equally spaced positions ``xi_j = j * period / n``, j = 0 .. n-1.
+
+    Parameters
+    ----------
+    n : int
+        Number of positions, >= 1.
+    period : float
+        The period ``L``, > 0.
+
+    Returns
+    -------
+    ndarray
+        ``(n,)`` positions.
+    """
     n = v.integer("n", n, minimum=1)
     period = v.real_scalar("period", period, minimum=0.0, strict=True)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
@@ -115,6 +130,22 @@ def top_frequency(k, bhat):
     """The frequency ``k* >= 0`` of the largest real coefficient (ties: the smallest ``|k|``).
 
     Returns ``(k_star, bhat_max)``.
+
+    Parameters
+    ----------
+    k : array_like
+        ``(K,)`` integer frequencies.
+    bhat : array_like
+        ``(K,)`` coefficients ``hat b(k)`` (real parts are compared).
+
+    Returns
+    -------
+    tuple
+        ``(k_star, bhat_max)``.
+
+    References
+    ----------
+    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
     """
     k = _frequencies(k)
     if k.dtype == bool or not np.issubdtype(k.dtype, np.integer):
@@ -141,6 +172,13 @@ def mean_profile(x, xi):
     Returns ``(positions, m)``: the distinct positions in increasing order and, for each,
     the mean of the tokens at that position (not normalized: ``|m| < 1`` when the tokens at
     one position disagree, ``|m| = 1`` when they coincide).
+
+    Parameters
+    ----------
+    x : array_like
+        ``(n, d)`` unit vectors.
+    xi : array_like
+        ``(n,)`` positions.
     """
     x = v.points_on_sphere("x", x)
     xi = v.float_array("xi", xi, ndim=1)
@@ -158,6 +196,21 @@ def profile_fourier(x, xi, k, period=TWO_PI):
 
     This is the Fourier transform of the mean profile ``m(xi)`` weighted by the empirical
     position law.  Returns a complex array of shape ``(len(k), d)``.
+
+    Parameters
+    ----------
+    x : array_like
+        ``(n, d)`` unit vectors.
+    xi : array_like
+        ``(n,)`` positions.
+    k : array_like
+        Integer frequencies.
+    period : float
+        The period ``L``, > 0.
+
+    References
+    ----------
+    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
     """
     x = v.points_on_sphere("x", x)
     xi = v.float_array("xi", xi, ndim=1)
@@ -178,6 +231,21 @@ def fourier_energy(bhat, mhat):
     """``1/2 sum_k hat b(k) |hat m(k)|^2``: the linear-profile energy in Fourier variables.
 
     ``bhat`` has shape (K,), ``mhat`` shape (K, d) (same frequencies in the same order).
+
+    Parameters
+    ----------
+    bhat : array_like
+        ``(K,)`` bias coefficients.
+    mhat : array_like
+        ``(K, d)`` profile coefficients.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
     """
     bhat = _coefficients("bhat", bhat)
     mhat = _coefficients("mhat", mhat)
@@ -198,13 +266,36 @@ def singular_values(x):
 
     ``X^T X = sum_i x_i x_i^T``; its eigenvalues sum to n.  A Dirac has ``(sqrt n, 0, ...)``;
     a uniform great circle (n >= 3 equally spaced) has ``(sqrt(n/2), sqrt(n/2), 0, ...)``.
+
+    Parameters
+    ----------
+    x : array_like
+        ``(n, d)`` unit vectors.
+
+    Returns
+    -------
+    ndarray
+        ``(min(n, d),)``, decreasing.
     """
     x = v.points_on_sphere("x", x)
     return np.linalg.svd(x, compute_uv=False)
 
 
 def great_circle_singular_values(n, d):
-    """The singular values ``(sqrt(n/2), sqrt(n/2), 0, ..., 0)`` of a uniform great circle in R^d."""
+    """The singular values ``(sqrt(n/2), sqrt(n/2), 0, ..., 0)`` of a uniform great circle in R^d.
+
+    Parameters
+    ----------
+    n : int
+        Number of points, >= 3.
+    d : int
+        Dimension, >= 2.
+
+    Returns
+    -------
+    ndarray
+        ``(d,)``.
+    """
     n = v.integer("n", n, minimum=3)
     d = v.integer("d", d, minimum=2)
     s = np.zeros(d)
@@ -217,6 +308,19 @@ def winding_number(x, xi, period=TWO_PI):
 
     For ``x_j = a cos(k xi_j) + c sin(k xi_j)`` on ``n > 2k`` equally spaced positions it is ``k``;
     for a Dirac it is 0.
+
+    Parameters
+    ----------
+    x : array_like
+        ``(n, d)`` unit vectors.
+    xi : array_like
+        ``(n,)`` positions.
+    period : float
+        The period ``L``, > 0.
+
+    Returns
+    -------
+    int
     """
     x = v.points_on_sphere("x", x)
     n = x.shape[0]
@@ -236,6 +340,23 @@ def classify(x, collapse_tol=1e-2, planar_tol=0.05):
       ``s_3 < planar_tol`` (the tokens lie in a plane through 0, so on a great circle) and
       ``s_1 - s_2 < planar_tol`` (they are balanced around it, as cos and sin are);
     * other: anything else (several clusters, a partly formed circle, ...).
+
+    Parameters
+    ----------
+    x : array_like
+        ``(n, d)`` unit vectors.
+    collapse_tol : float
+        Spread below which the state is a collapse.
+    planar_tol : float
+        Tolerance on the normalized singular values of a great circle.
+
+    Returns
+    -------
+    str
+
+    References
+    ----------
+    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
     """
     x = v.points_on_sphere("x", x)
     collapse_tol = v.real_scalar("collapse_tol", collapse_tol, minimum=0.0, strict=True)
@@ -256,16 +377,36 @@ def bias_model(bias, omega, beta):
 
     ``bias="distance"``: ``b = exp(-omega |dxi|)`` (omega plays the role of the decay rate lam);
     ``bias="cosine"``: ``b = cos(omega dxi)``.  The profile is ``e^{beta s}/beta``, which is the
-    linear kernel ``phi(s) = s`` at ``beta = 0``.
-    """
-    from . import models
+    linear kernel ``phi(s) = s`` at ``beta = 0``.  The models are those of the experiments
+    ``distance_bias`` and ``cosine_bias`` of :data:`usaav_edu.experiments.EXPERIMENTS`.
 
+    Parameters
+    ----------
+    bias : {"distance", "cosine"}
+        The bias.
+    omega : float
+        Its rate or frequency, >= 0.
+    beta : float
+        Inverse temperature, >= 0.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments, naming them.
+
+    References
+    ----------
+    The book's chapter 7 (biases and their phases).
+    """
     v.choice("bias", bias, BIAS_TYPES)
     omega = v.real_scalar("omega", omega, minimum=0.0)
     beta = v.real_scalar("beta", beta, minimum=0.0)
-    if bias == "distance":
-        return models.distance_bias(beta=beta, lam=omega)
-    return models.cosine_bias(omega=omega, beta=beta, profile="exp")
+    experiment = experiments.get(f"{bias}_bias")
+    return experiment.model(beta=beta, lam=omega, omega=omega, profile="exp")
 
 
 def phase_diagram(biases=BIAS_TYPES, omegas=(0.2, 1.0, 2.0), betas=(0.0, 1.0), n=32, d=3,
@@ -278,9 +419,37 @@ def phase_diagram(biases=BIAS_TYPES, omegas=(0.2, 1.0, 2.0), betas=(0.0, 1.0), n
     ``winding`` (:func:`winding_number`), ``energy``, ``energy_bound`` and ``b_negative``
     (whether some pair has ``b(xi_i - xi_j) < 0``).  Cost: ``len(biases) * len(omegas) *
     len(betas)`` runs of n tokens to ``t_max``; keep n small.
-    """
-    from . import diagnostics, energy_bound, simulate, sphere
 
+    Parameters
+    ----------
+    biases : sequence of str
+        Names from ``BIAS_TYPES``.
+    omegas, betas : sequence of float
+        The grid (see :func:`bias_model`).
+    n : int
+        Tokens, >= 3.
+    d : int
+        Dimension, >= 3.
+    t_max : float
+        Length of every run, > 0.
+    seed : int
+        Seed of the shared initial state.
+    method : {"rk4", "dopri5"}
+        The stepper.
+
+    Returns
+    -------
+    list of dict
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad argument, naming it.
+
+    References
+    ----------
+    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
+    """
     if isinstance(biases, str) or not all(isinstance(b, str) for b in biases):
         raise TypeError(f"biases must be a sequence of names from {BIAS_TYPES}, got {biases!r}")
     for b in biases:

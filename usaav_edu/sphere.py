@@ -15,6 +15,17 @@ def make_rng(seed, name="seed"):
     ``seed`` is None (fresh entropy), a non-negative integer, a non-empty sequence of
     non-negative integers, or a NumPy ``Generator``, ``BitGenerator`` or ``SeedSequence``.
     Anything else raises TypeError or ValueError naming ``name``.
+
+    Parameters
+    ----------
+    seed : None, int, sequence of int, or numpy Generator / BitGenerator / SeedSequence
+        The seed.
+    name : str
+        The argument named in messages.
+
+    Returns
+    -------
+    numpy.random.Generator
     """
     if seed is None or isinstance(seed, _RNG_TYPES):
         return np.random.default_rng(seed)
@@ -41,6 +52,20 @@ def uniform(n, d, seed=None):
 
     ``seed`` (see :func:`make_rng`) is passed to ``numpy.random.default_rng``; the same
     seed gives the same points bit for bit.
+
+    Parameters
+    ----------
+    n : int
+        Number of points, >= 1.
+    d : int
+        Ambient dimension, >= 2.
+    seed : see :func:`make_rng`
+        The seed.
+
+    Returns
+    -------
+    ndarray
+        ``(n, d)`` unit vectors.
     """
     n = v.integer("n", n, minimum=1)
     d = v.integer("d", d, minimum=2)
@@ -50,7 +75,22 @@ def uniform(n, d, seed=None):
 
 
 def random_frames(k, d, seed=None):
-    """``k`` orthogonal ``d x d`` matrices, Haar-distributed (QR of a Gaussian matrix)."""
+    """``k`` orthogonal ``d x d`` matrices, Haar-distributed (QR of a Gaussian matrix).
+
+    Parameters
+    ----------
+    k : int
+        Number of frames, >= 1.
+    d : int
+        Dimension, >= 2.
+    seed : see :func:`make_rng`
+        The seed.
+
+    Returns
+    -------
+    ndarray
+        ``(k, d, d)`` orthogonal matrices.
+    """
     k = v.integer("k", k, minimum=1)
     d = v.integer("d", d, minimum=2)
     rng = make_rng(seed)
@@ -62,7 +102,25 @@ def random_frames(k, d, seed=None):
 
 
 def equiangular(n, d):
-    """The first ``n`` standard basis vectors of R^d (pairwise inner product 0); needs d >= n."""
+    """The first ``n`` standard basis vectors of R^d (pairwise inner product 0); needs d >= n.
+
+    Parameters
+    ----------
+    n : int
+        Number of points, >= 1.
+    d : int
+        Dimension, >= n.
+
+    Returns
+    -------
+    ndarray
+        ``(n, d)``.
+
+    Raises
+    ------
+    ValueError
+        If ``d < n``.
+    """
     n = v.integer("n", n, minimum=1)
     d = v.integer("d", d, minimum=2)
     if d < n:
@@ -71,6 +129,17 @@ def equiangular(n, d):
 
 
 def circle(theta):
-    """Points ``(cos theta_i, sin theta_i)`` on S^1."""
+    """Points ``(cos theta_i, sin theta_i)`` on S^1.
+
+    Parameters
+    ----------
+    theta : array_like
+        ``(n,)`` angles.
+
+    Returns
+    -------
+    ndarray
+        ``(n, 2)`` unit vectors.
+    """
     theta = v.float_array("theta", theta, ndim=1)
     return np.stack([np.cos(theta), np.sin(theta)], axis=1)

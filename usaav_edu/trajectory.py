@@ -21,6 +21,8 @@ MAX_BYTES = 2**30  # default cap of ``load`` on the decompressed size of a file'
 UNIT_TOL = 1e-9  # rows of a loaded x must have norm 1 within this
 ARRAYS = ("t", "x", "xi", "energy", "frozen", "metadata")
 METADATA = ("model", "method", "dt", "rtol", "atol", "seed", "n_rhs", "version")
+OPTIONAL_METADATA = ("steps_accepted", "steps_rejected")
+"""Metadata written since the step statistics were recorded; older files load without them."""
 METHODS = ("rk4", "dopri5")
 
 
@@ -52,6 +54,9 @@ class Trajectory:
         The seed recorded by the caller for the initial state (or None).
     n_rhs
         Number of right-hand-side evaluations.
+    steps_accepted, steps_rejected
+        Steps the integrator accepted and rejected (RK4 rejects none); None for a trajectory
+        loaded from a file written before they were recorded.
     version
         The usaav_edu version that produced it.
     """
@@ -68,6 +73,8 @@ class Trajectory:
     frozen: np.ndarray = field(default=None, repr=False)
     seed: object = None
     n_rhs: int = 0
+    steps_accepted: int = None
+    steps_rejected: int = None
     version: str = ""
 
     @property
@@ -95,7 +102,8 @@ class Trajectory:
         return {
             "model": self.model.params(), "method": self.method, "dt": self.dt,
             "rtol": self.rtol, "atol": self.atol, "seed": self.seed,
-            "n_rhs": self.n_rhs, "version": self.version,
+            "n_rhs": self.n_rhs, "steps_accepted": self.steps_accepted,
+            "steps_rejected": self.steps_rejected, "version": self.version,
         }
 
     def save(self, path):
@@ -109,11 +117,25 @@ class Trajectory:
         An empty path, a directory, or a missing or read-only folder is refused
         with ValueError before anything is written.  A symbolic link stays a
         link: the file it points to is replaced.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+
+        Raises
+        ------
+        TypeError
+            If the model has a user-defined gauge or bias (named in the message): its
+            parameters cannot be written.  Nothing is written and the trajectory is unchanged.
+        ValueError
+            For a path that cannot be written.
         """
         path = v.output_path("path", path)
+        meta = self.metadata()
         frozen = np.zeros(self.n, dtype=bool) if self.frozen is None else self.frozen
         arrays = dict(t=self.t, x=self.x, xi=self.xi, energy=self.energy, frozen=frozen,
-                      metadata=np.array(json.dumps(self.metadata())))
+                      metadata=np.array(json.dumps(meta)))
         if os.path.islink(path):  # replace the file the link points to, keep the link
             path = os.path.realpath(path)
         folder = os.path.dirname(path) or os.curdir
@@ -149,7 +171,27 @@ class Trajectory:
         trajectory that you trust.  Arrays or metadata
         keys this version does not know (a file from a newer version) are
         ignored with a warning naming them.  A missing or unreadable file raises
-        the ``OSError`` of opening it.
+        the ``OSError`` of opening it.  Files written before the step statistics were
+        recorded load with ``steps_accepted = steps_rejected = None``; models written in the
+        flat layout of version 1 are read too (:meth:`usaav_edu.models.Model.from_params`).
+
+        Parameters
+        ----------
+        path : str, os.PathLike or binary file
+            The file.
+        max_bytes : int
+            The most bytes the arrays may take once decompressed.
+
+        Returns
+        -------
+        Trajectory
+
+        Raises
+        ------
+        ValueError
+            "not a valid usaav-edu trajectory: ..." for anything wrong in the file.
+        OSError
+            If the file cannot be opened.
         """
         max_bytes = v.integer("max_bytes", max_bytes, minimum=1)
         where = path if hasattr(path, "read") else os.fspath(path)
@@ -272,7 +314,7 @@ def _metadata(arr):
     missing = [k for k in METADATA if k not in meta]
     if missing:
         raise _Invalid(f"metadata lacks the keys {missing}")
-    unknown = sorted(k for k in meta if k not in METADATA)
+    unknown = sorted(k for k in meta if k not in METADATA + OPTIONAL_METADATA)
     if unknown:
         warnings.warn(f"ignoring metadata keys this version does not know: {unknown} (a file from a newer "
                       f"version?)", stacklevel=3)
@@ -284,6 +326,11 @@ def _metadata(arr):
     if meta["seed"] is not None:
         meta["seed"] = v.integer("metadata seed", meta["seed"])
     meta["n_rhs"] = v.integer("metadata n_rhs", meta["n_rhs"], minimum=0)
+    for key in OPTIONAL_METADATA:
+        if meta.get(key) is not None:
+            meta[key] = v.integer(f"metadata {key}", meta[key], minimum=0)
+        else:
+            meta[key] = None
     if not isinstance(meta["version"], str):
         raise _Invalid(f"metadata: version must be a string, got {meta['version']!r}")
     if not isinstance(meta["model"], dict):
@@ -327,7 +374,7 @@ def _build(cls, arrays, meta):
         raise _Invalid(f"array 'frozen' must be a boolean array of shape ({n},), got dtype {frozen.dtype}, "
                        f"shape {frozen.shape}")
     xi = arrays["xi"]
-    if model.gauge != "frames" and xi.dtype.kind != "f":
+    if model.labels != "prompt" and xi.dtype.kind != "f":
         raise _Invalid(f"array 'xi' must hold real floating-point positions, got dtype {xi.dtype}")
     try:
         model.check_dimension(d)
@@ -336,4 +383,5 @@ def _build(cls, arrays, meta):
         raise _Invalid(f"the model and the arrays disagree: {exc}") from None
     return cls(t=t, x=x, xi=xi, energy=energy, model=model, method=meta["method"], dt=meta["dt"],
                rtol=meta["rtol"], atol=meta["atol"], frozen=frozen.copy() if frozen.any() else None,
-               seed=meta["seed"], n_rhs=meta["n_rhs"], version=meta["version"])
+               seed=meta["seed"], n_rhs=meta["n_rhs"], steps_accepted=meta["steps_accepted"],
+               steps_rejected=meta["steps_rejected"], version=meta["version"])

@@ -2,17 +2,17 @@
 
 * :mod:`.rhs` the Numba velocity field in gauge coordinates,
 * :mod:`.fastexp` the vectorizable exponential it uses,
-* :mod:`.integrators` RK4 and Dormand-Prince 5(4) with retraction to the sphere,
+* :mod:`.integrators` the steppers (RK4, Dormand-Prince 5(4)) with retraction to the sphere,
 * :mod:`.energy` the particle energy E_h and its upper bound,
 * :mod:`.reference` a plain NumPy version of the same formulas, for tests.
 """
 
 from .energy import energy_bound, energy_gauge
-from .integrators import dopri5_advance, rk4_advance
+from .integrators import METHODS, AdaptiveStepper, ButcherTableau, FixedStepper, Outcome
 from .reference import energy_reference, rk4_reference, velocity_reference
 from .rhs import pair_sums, velocity
 
 __all__ = [
-    "energy_bound", "energy_gauge", "dopri5_advance", "rk4_advance",
+    "energy_bound", "energy_gauge", "ButcherTableau", "FixedStepper", "AdaptiveStepper", "Outcome",
     "energy_reference", "rk4_reference", "velocity_reference", "pair_sums", "velocity",
 ]

@@ -25,12 +25,29 @@ BLOCK_ENTRIES = 1 << 18
 """Entries of one row block of the pair matrix in :func:`energy_scaled` (2 MB)."""
 
 
-def energy_gauge(yt, bias, has_bias, beta, linear):
+def energy_gauge(yt, params):
     """E_h of the gauge coordinates ``yt`` (a ``(d, n)`` array).
 
-    Computed from the kernel's pair sums; if their total overflows, by :func:`energy_scaled`.
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates.
+    params : KernelParams
+        The kernel's parameters (:class:`usaav_edu.dynamics.rhs.KernelParams`).
+
+    Returns
+    -------
+    float
+        Computed from the kernel's pair sums; if their total overflows, by
+        :func:`energy_scaled`.
+
+    Raises
+    ------
+    OverflowError
+        If E itself exceeds the double range.
     """
     n = yt.shape[1]
+    bias, has_bias, beta, linear = params.bias, params.has_bias, params.beta, params.linear
     acc, z = pair_sums(yt, bias, has_bias, beta, linear)
     if linear:
         return float(np.sum(yt * acc)) / (2.0 * n * n)
@@ -51,6 +68,24 @@ def energy_scaled(yt, bias, beta):
     ``BLOCK_ENTRIES`` entries each, never the whole ``n x n`` matrix for large
     n).  ``bias`` is the ``(n, n)`` bias matrix or None (``b = 1``).  Raises
     OverflowError if E itself exceeds the double range.
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates.
+    bias : ndarray or None
+        ``(n, n)`` bias matrix.
+    beta : float
+        Inverse temperature, > 0.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    OverflowError
+        If E exceeds the double range.
     """
     d, n = yt.shape
     y = np.ascontiguousarray(yt.T)
@@ -71,53 +106,37 @@ def energy_scaled(yt, bias, beta):
     return math.copysign(math.exp(log_e), m) if m != 0.0 else 0.0
 
 
-BOUND_BLOCK_ENTRIES = 1 << 20
-"""Entries of the bias matrix formed at once by :func:`energy_bound`'s sign test (8 MB)."""
-
-
 def energy_bound(model, xi, n):
     """An upper bound of E_h over all configurations of ``n`` tokens with labels ``xi``.
 
-    ``xi`` must already be checked (``model.check_labels``).  With ``phi(1) = e^beta / beta``
-    (1 for the linear profile) and ``B_ij = b(xi_i, xi_j)``:
+    With ``phi(1) = e^beta / beta`` (1 for the linear profile) and ``B_ij = b(xi_i, xi_j)``:
 
-    * no bias: ``phi(1) / 2``, since ``<y_i, y_j> <= 1`` and ``phi`` increases; attained
-      exactly by the gauge maximizers (all ``y_i`` equal);
-    * ``B >= 0`` entrywise (distance bias, or a cosine bias whose positions all lie within a
-      quarter period): ``phi(1) mean(B) / 2``, attained the same way;
-    * otherwise (cosine bias): ``phi(1) lambda_max(B) / (2 n)``.  For the linear profile
+    * ``B >= 0`` entrywise (no bias, the distance bias, a cosine bias whose positions all lie
+      within a quarter period): ``phi(1) mean(B) / 2``, since ``<y_i, y_j> <= 1`` and ``phi``
+      increases; attained exactly by the gauge maximizers (all ``y_i`` equal);
+    * otherwise: ``phi(1) lambda_max(B) / (2 n)``.  For the linear profile
       ``sum_ij b_ij <y_i, y_j> = tr(Y^T B Y) <= n lambda_max(B)``; for the attention profile
       expand ``e^{beta s}`` in powers of ``s``, each power a Gram matrix of unit vectors.
 
-    No ``n x n`` matrix is built.  For the distance bias ``b = e^{-lam |dxi|}``, with the
-    positions sorted, ``sum_ij B_ij = n + 2 sum_j A_j`` with
-    ``A_j = sum_{i<j} e^{-lam (xi_j - xi_i)} = e^{-lam (xi_j - xi_{j-1})} (A_{j-1} + 1)``: time
-    ``O(n log n)``.  The cosine bias is ``B = c c^T + s s^T`` with ``c = cos(omega xi)``,
-    ``s = sin(omega xi)``, so ``lambda_max(B)`` is the largest eigenvalue of the 2 x 2 Gram
-    matrix of ``c`` and ``s``; its sign test runs over blocks of rows and stops at the first
-    negative entry.
+    Parameters
+    ----------
+    model : Model
+        The model; its bias gives the factor (``model.bound_factor``, computed without an
+        ``n x n`` matrix for the built-in biases).
+    xi : ndarray
+        Labels already checked (``model.check_labels``).
+    n : int
+        Number of tokens.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    The book's chapter 7 (energy bounds with a bias); arXiv:2605.30229.
     """
     phi1 = 1.0 if model.linear else math.exp(model.beta) / model.beta
-    if model.bias == "none":
+    if n == 0:
         return phi1 / 2.0
-    xi = np.asarray(xi, dtype=np.float64)
-    if model.bias == "distance":
-        step = np.exp(-model.lam * np.diff(np.sort(xi)))
-        a, total = 0.0, 0.0
-        for f in step.tolist():
-            a = f * (a + 1.0)
-            total += a
-        return phi1 * ((n + 2.0 * total) / (n * n)) / 2.0
-    rows = max(1, BOUND_BLOCK_ENTRIES // max(n, 1))
-    total, nonnegative = 0.0, True
-    for a in range(0, n, rows):
-        block = np.cos(model.omega * (xi[a:a + rows, None] - xi[None, :]))
-        if np.any(block < 0.0):
-            nonnegative = False
-            break
-        total += float(block.sum())
-    if nonnegative:
-        return phi1 * (total / (n * n)) / 2.0
-    c, s = np.cos(model.omega * xi), np.sin(model.omega * xi)
-    gram = np.array([[c @ c, c @ s], [c @ s, s @ s]])
-    return float(np.linalg.eigvalsh(gram)[-1]) * phi1 / (2.0 * n)
+    return phi1 * model.bound_factor(xi) / 2.0

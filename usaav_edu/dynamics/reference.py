@@ -16,6 +16,8 @@ keep n moderate.
 
 import numpy as np
 
+from ..gauges import IdentityGauge
+
 
 def _pairs(model, x, xi):
     n, d = x.shape
@@ -28,12 +30,29 @@ def _pairs(model, x, xi):
 
 
 def velocity_reference(model, x, xi, frozen=None):
-    """``dx/dt`` for content coordinates ``x`` (n, d), evaluated literally."""
+    """``dx/dt`` for content coordinates ``x`` (n, d), evaluated literally.
+
+    Parameters
+    ----------
+    model : Model
+        The model (any parts).
+    x : array_like
+        ``(n, d)`` contents.
+    xi : ndarray
+        ``(n,)`` checked labels.
+    frozen : array_like of bool or None
+        Tokens that do not move.
+
+    Returns
+    -------
+    ndarray
+        ``(n, d)``.
+    """
     x = np.asarray(x, dtype=np.float64)
     n, d = x.shape
     g, s, b = _pairs(model, x, xi)
     w = b * model.dphi(s)
-    if model.gauge == "identity" or not model.rotate_values:
+    if isinstance(model.gauge, IdentityGauge) or not model.rotate_values:
         grad = w @ x
     else:
         pair = np.einsum("iba,jbc->ijac", g, g)  # G_i^T G_j
@@ -47,7 +66,21 @@ def velocity_reference(model, x, xi, frozen=None):
 
 
 def energy_reference(model, x, xi):
-    """``E_h = (1 / (2 n^2)) sum_ij b_ij phi(<G_i x_i, G_j x_j>)``."""
+    """``E_h = (1 / (2 n^2)) sum_ij b_ij phi(<G_i x_i, G_j x_j>)``.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    x : array_like
+        ``(n, d)`` contents.
+    xi : ndarray
+        ``(n,)`` checked labels.
+
+    Returns
+    -------
+    float
+    """
     x = np.asarray(x, dtype=np.float64)
     n = x.shape[0]
     _, s, b = _pairs(model, x, xi)
@@ -55,7 +88,28 @@ def energy_reference(model, x, xi):
 
 
 def rk4_reference(model, x0, xi, dt, n_steps, frozen=None):
-    """Fixed-step RK4 with renormalization, in content coordinates (NumPy)."""
+    """Fixed-step RK4 with renormalization, in content coordinates (NumPy).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    x0 : array_like
+        ``(n, d)`` initial contents.
+    xi : ndarray
+        ``(n,)`` checked labels.
+    dt : float
+        Step.
+    n_steps : int
+        Number of steps.
+    frozen : array_like of bool or None
+        Tokens that do not move.
+
+    Returns
+    -------
+    ndarray
+        ``(n, d)`` final contents.
+    """
     x = np.array(x0, dtype=np.float64)
     for _ in range(n_steps):
         k1 = velocity_reference(model, x, xi, frozen)

@@ -103,6 +103,7 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
 """
 
 import os
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -122,6 +123,65 @@ from .fastexp import LOG2E, T_LO, fexp2, fexp2_in_range
 
 BLOCK = 256
 PARALLEL_MIN = 300
+
+
+class KernelParams(NamedTuple):
+    """The parameters of the velocity field, by name (a NamedTuple, so compiled code takes it).
+
+    Attributes
+    ----------
+    bias : ndarray
+        The symmetric ``(n, n)`` bias matrix ``b(xi_i, xi_j)`` when ``has_bias``, else any
+        2-D array (``np.ones((1, 1))``).
+    has_bias : bool
+        False for ``b = 1``: the loops are compiled without the multiplication.
+    beta : float
+        The inverse temperature of the attention profile ``phi'(s) = e^{beta s}``.
+    linear : bool
+        True when ``phi'`` is constant (linear profile, or ``beta = 0``).
+    sa : bool
+        True for the SA normalization ``N_i = sum_j w_ij``, False for USA (``N_i = n``).
+    mobile : ndarray of bool
+        ``(n,)``: which tokens move, read only when ``has_frozen``.
+    has_frozen : bool
+        True when some token is frozen (it attends but does not move).
+    """
+
+    bias: np.ndarray
+    has_bias: bool
+    beta: float
+    linear: bool
+    sa: bool
+    mobile: np.ndarray
+    has_frozen: bool
+
+
+def kernel_params(bias=None, beta=1.0, linear=False, sa=False, mobile=None):
+    """A :class:`KernelParams` with the conventions of the kernel filled in.
+
+    Parameters
+    ----------
+    bias : ndarray or None
+        The ``(n, n)`` bias matrix, or None for ``b = 1``.
+    beta : float
+        The inverse temperature.
+    linear : bool
+        Constant ``phi'``.
+    sa : bool
+        SA normalization.
+    mobile : ndarray of bool or None
+        ``(n,)`` mask of the tokens that move; None: all move.
+
+    Returns
+    -------
+    KernelParams
+        Contiguous float64 bias, Python scalars, a boolean mask.
+    """
+    has_bias = bias is not None
+    b = np.ascontiguousarray(bias, dtype=np.float64) if has_bias else np.ones((1, 1))
+    has_frozen = mobile is not None and not bool(np.all(mobile))
+    m = np.ascontiguousarray(mobile, dtype=np.bool_) if has_frozen else np.ones(1, dtype=np.bool_)
+    return KernelParams(b, has_bias, float(beta), bool(linear), bool(sa), m, has_frozen)
 # The fast loops' exponents t = beta log2(e) <y_i, y_j> must lie in the range of
 # fexp2_in_range, [-1022, 1024); the margin covers the rounding of the dot product.
 T_FAST = -T_LO - 2.0
@@ -506,6 +566,24 @@ def pair_sums(yt, bias, has_bias, beta, linear):
     ``has_bias`` (any 2-D array otherwise).  Weights beyond the double range
     are ``inf`` or ``0`` (:func:`.fastexp.fexp2`).  Serial below
     ``PARALLEL_MIN`` tokens, parallel above.
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates.
+    bias : ndarray
+        ``(n, n)`` symmetric when ``has_bias``.
+    has_bias : bool
+        Whether ``bias`` multiplies the weights.
+    beta : float
+        Inverse temperature.
+    linear : bool
+        Constant ``phi'``.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(A, Z)``, shapes ``(d, n)`` and ``(n,)``.
     """
     d, n = yt.shape
     bufs = chunk_buffers(yt, bias, has_bias, beta, linear)
@@ -517,15 +595,28 @@ def pair_sums(yt, bias, has_bias, beta, linear):
 
 
 @njit(cache=True, fastmath=True)
-def finish_velocity(yt, bufs, bias, has_bias, beta, linear, sa, mobile, has_frozen, out):
+def finish_velocity(yt, bufs, params, out):
     """``out[:, i] = P_{y_i}(A[:, i] / N_i)`` from the chunk buffers; zero for frozen tokens.
 
     One pass per row: ``A`` is the chunks' sums plus the diagonal ``w_ii y_i``
     (written straight into ``out``), then ``<y_i, A_i>`` and the projection.
     The two scratch rows of the first chunk buffer hold ``w_ii`` and the dot
     products; its ``Z`` row becomes the total ``Z`` for SA.
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates.
+    bufs : ndarray
+        The chunk buffers of :func:`chunk_buffers` (changed: used as scratch).
+    params : KernelParams
+        The kernel's parameters.
+    out : ndarray
+        ``(d, n)``, overwritten.
     """
     d, n = yt.shape
+    bias, has_bias, beta, linear = params.bias, params.has_bias, params.beta, params.linear
+    sa, mobile, has_frozen = params.sa, params.mobile, params.has_frozen
     nchunks = bufs.shape[0]
     w = bufs[0, 2 * d + 1]
     dot = bufs[0, 2 * d + 2]
@@ -574,10 +665,25 @@ def finish_velocity(yt, bufs, bias, has_bias, beta, linear, sa, mobile, has_froz
 
 
 @njit(cache=True)
-def velocity(yt, bias, has_bias, beta, linear, sa, mobile, has_frozen, out):
-    """The velocity field ``dy/dt`` at ``yt`` (both ``(d, n)``), written to ``out``."""
-    bufs = chunk_buffers(yt, bias, has_bias, beta, linear)
-    finish_velocity(yt, bufs, bias, has_bias, beta, linear, sa, mobile, has_frozen, out)
+def velocity(yt, params, out):
+    """The velocity field ``dy/dt`` at ``yt``, written to ``out``.
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates, one column per token.
+    params : KernelParams
+        Bias matrix, ``beta`` and the flags of the field, by name.
+    out : ndarray
+        ``(d, n)``, overwritten with ``P_{y_i}(A_i / N_i)`` (zero for frozen tokens).
+
+    References
+    ----------
+    The gauge-coordinate form of the model: Theorem 4.1 (ch4-thm-conjugacy) of the book;
+    arXiv:2605.30229.
+    """
+    bufs = chunk_buffers(yt, params.bias, params.has_bias, params.beta, params.linear)
+    finish_velocity(yt, bufs, params, out)
 
 
 def thread_policy():

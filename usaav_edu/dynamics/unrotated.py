@@ -14,20 +14,30 @@ import numpy as np
 
 
 class UnrotatedValuesField:
-    """``field(xt, out)``: the variant's velocity for content coordinates ``xt`` (d, n)."""
+    """``field(xt, out)``: the variant's velocity for content coordinates ``xt`` (d, n).
 
-    def __init__(self, model, xi, bias, mobile, has_frozen):
-        self.model, self.xi, self.bias = model, xi, bias
-        self.mobile, self.has_frozen = mobile, has_frozen
+    Parameters
+    ----------
+    kernel : KernelInput
+        The run as :meth:`usaav_edu.models.Model.kernel` gives it: its ``to_gauge`` maps
+        contents to gauge coordinates, its ``params`` hold the bias and the profile.
+    """
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.params = kernel.params
+        self.mobile, self.has_frozen = self.params.mobile, self.params.has_frozen
 
     def __call__(self, xt, out):
+        p = self.params
         x = xt.T
         n = x.shape[0]
-        y = self.model.to_gauge(x, self.xi)
-        w = self.model.dphi(y @ y.T)
-        if self.bias is not None:
-            w *= self.bias
-        norm = w.sum(axis=1) if self.model.normalization == "sa" else np.full(n, float(n))
+        y = self.kernel.to_gauge(x)
+        s = y @ y.T
+        w = np.ones_like(s) if p.linear else np.exp(p.beta * s)
+        if p.has_bias:
+            w *= p.bias
+        norm = w.sum(axis=1) if p.sa else np.full(n, float(n))
         v = (w @ x) / norm[:, None]
         v -= np.sum(v * x, axis=1, keepdims=True) * x
         if self.has_frozen:

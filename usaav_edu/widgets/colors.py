@@ -74,6 +74,21 @@ def lab_to_srgb(lab) -> np.ndarray:
     RGB is the inverse sRGB matrix applied to XYZ; each component ``u`` is encoded as
     ``12.92 u`` (``u <= 0.0031308``) or ``1.055 u^(1/2.4) - 0.055``.  A colour outside the sRGB
     gamut raises ValueError (no silent clipping).
+
+    Parameters
+    ----------
+    lab : array_like
+        ``(L*, a*, b*)``.
+
+    Returns
+    -------
+    ndarray
+        ``(3,)`` in ``[0, 1]``.
+
+    Raises
+    ------
+    ValueError
+        If the colour lies outside the sRGB gamut.
     """
     lab = v.float_array("lab", lab)
     if lab.shape != (3,):
@@ -93,7 +108,18 @@ def lab_to_srgb(lab) -> np.ndarray:
 def cyclic_color(phase: float) -> str:
     """Hex colour of a phase on the cyclic map (a finite number, taken mod 1), rounded to
     ``CYCLIC_STEPS`` steps, as used for positions: CIELAB
-    ``(L*, a*, b*) = (56 + 26 cos(2 pi phase), 0, 34 sin(2 pi phase))``."""
+    ``(L*, a*, b*) = (56 + 26 cos(2 pi phase), 0, 34 sin(2 pi phase))``.
+
+    Parameters
+    ----------
+    phase : float
+        A finite number.
+
+    Returns
+    -------
+    str
+        ``"#rrggbb"``.
+    """
     phase = c.real("phase", phase)
     step = round(phase % 1.0 * CYCLIC_STEPS) % CYCLIC_STEPS
     theta = 2 * np.pi * step / CYCLIC_STEPS
@@ -162,7 +188,22 @@ def token_colors(xi, labels: str) -> list[str]:
 def legend_entries(xi, labels: str, max_rows: int = 10) -> list[LegendEntry]:
     """Legend rows for the colours of :func:`token_colors`: one per prompt (beyond ``max_rows``
     prompts, the first ``max_rows - 1`` and a row counting the others), or up to five sample
-    positions."""
+    positions.
+
+    Parameters
+    ----------
+    xi : array_like or None
+        ``(n,)`` labels.
+    labels : {"none", "position", "prompt"}
+        What the labels mean.
+    max_rows : int
+        The most rows.
+
+    Returns
+    -------
+    list of LegendEntry
+        ``(colour, text)`` rows.
+    """
     xi = _check_xi(xi, labels)
     max_rows = c.integer("max_rows", max_rows, minimum=1)
     if labels == "none":
@@ -193,6 +234,18 @@ def project_3d(x, coords=(0, 1, 2)) -> np.ndarray:
 
     ``x`` has shape (..., d), any finite vectors (the views pass points of the sphere); the
     result has shape (..., 3).  ``coords`` is always checked, and used for d > 3.
+
+    Parameters
+    ----------
+    x : array_like
+        ``(..., d)`` unit vectors.
+    coords : tuple of int
+        Three distinct coordinates, for d > 3.
+
+    Returns
+    -------
+    ndarray
+        ``(..., 3)``.
     """
     coords = c.coords(coords)
     x = v.float_array("x", x)

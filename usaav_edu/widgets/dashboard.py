@@ -34,18 +34,9 @@ import numpy as np
 
 from .._validate import float_array
 from . import _checks as c
-from ..experiments import FIXED_DIMENSION, PARAMETERS
+from .. import experiments, solver
 from .player import TrajectoryPlayer
 
-MODEL_CHOICES = (
-    ("USA (no labels)", "usa"),
-    ("SA (normalized)", "sa"),
-    ("RoPE (positions)", "rope"),
-    ("generalized RoPE, d = 4", "generalized_rope"),
-    ("prefix gauges (prompts)", "prefix_gauge"),
-    ("distance bias (positions)", "distance_bias"),
-    ("cosine bias (positions)", "cosine_bias"),
-)
 #: (min, max, step) of each control; initial values outside the range are refused
 RANGES = {
     "n": (8, 256, 8),
@@ -72,6 +63,20 @@ def live_kernel(live: bool | None = None) -> bool:
     ``live`` True or False is returned as is; ``None`` reads the environment variable
     ``USAAV_EDU_STATIC_PAGE``: unset, empty or ``"0"`` means a live kernel, ``"1"`` a static page
     (any other value is refused).
+
+    Parameters
+    ----------
+    live : bool or None
+        The choice, or None to read the environment.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a ``live`` that is not a bool or None, or an unknown value of the variable.
     """
     if live is not None:
         if not isinstance(live, bool):
@@ -84,7 +89,17 @@ def live_kernel(live: bool | None = None) -> bool:
 
 
 def static_note(url: str = RUNNING_NOTEBOOKS_URL) -> str:
-    """HTML of the note a static dashboard shows in place of working controls."""
+    """HTML of the note a static dashboard shows in place of working controls.
+
+    Parameters
+    ----------
+    url : str
+        Where the note's link goes.
+
+    Returns
+    -------
+    str
+    """
     url = c.text("url", url)
     return ("<div class='usaav-static-note' role='note' style='font-size:13px;line-height:1.35;"
             "border-left:4px solid #e69f00;background:#fff8e6;padding:6px 8px;margin:4px 0'>"
@@ -116,7 +131,22 @@ class EnergyPlot:
 
     def draw(self, t, energy, bound=None, title: str = ""):
         """Draw ``energy`` against ``t`` (finite, of one length >= 2, t increasing from first to
-        last) and, when ``bound`` is a number, a dashed line at ``bound``."""
+        last) and, when ``bound`` is a number, a dashed line at ``bound``.
+
+        Parameters
+        ----------
+        t, energy : array_like
+            Times and energies.
+        bound : float or None
+            The upper bound to draw.
+        title : str
+            The plot's title.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For arrays of the wrong shape, order or values.
+        """
         t = float_array("t", t, ndim=1)
         e = float_array("energy", energy, ndim=1)
         if t.shape != e.shape or t.size < 2:
@@ -207,7 +237,7 @@ class ExperimentDashboard(widgets.VBox):
                  t_max: float = 20.0, n_frames: int = 101, debounce: float = 0.3,
                  player: dict | None = None, live: bool | None = None,
                  help_url: str = RUNNING_NOTEBOOKS_URL, **kwargs):
-        names = [value for _, value in MODEL_CHOICES]
+        names = list(experiments.NAMES)
         if name not in names:
             raise ValueError(f"name must be one of {names}, got {name!r}")
         start = {"n": c.integer("n", n), "beta": c.real("beta", beta), "omega": c.real("omega", omega),
@@ -233,7 +263,8 @@ class ExperimentDashboard(widgets.VBox):
 
         style = {"description_width": "70px"}
         lay = widgets.Layout(width="300px")
-        self.model = widgets.Dropdown(options=MODEL_CHOICES, value=name, description="model",
+        self.model = widgets.Dropdown(options=experiments.choices(), value=name,
+                                      description="model",
                                       tooltip="experiment to simulate", style=style, layout=lay)
 
         def bounds(key):
@@ -280,7 +311,8 @@ class ExperimentDashboard(widgets.VBox):
     def params(self) -> dict:
         """The current control values, as ``experiments.setup`` keywords."""
         name = self.model.value
-        return dict(name=name, n=int(self.n.value), d=FIXED_DIMENSION.get(name, self.d),
+        fixed = experiments.get(name).fixed_dimension
+        return dict(name=name, n=int(self.n.value), d=fixed or self.d,
                     beta=float(self.beta.value), omega=float(self.omega.value),
                     n_prompts=int(self.n_prompts.value), seed=int(self.seed.value))
 
@@ -291,27 +323,34 @@ class ExperimentDashboard(widgets.VBox):
 
     def simulate(self):
         """Set up and integrate the experiment of the current controls (package calls only)."""
-        import usaav_edu as ue
-
         p = self.params()
-        model, x0, xi = ue.experiments.setup(**p)
-        return ue.simulate(model, x0, xi, t_max=self.t_max, n_frames=self.n_frames,
+        model, x0, xi = experiments.setup(**p)
+        return solver.simulate(model, x0, xi, t_max=self.t_max, n_frames=self.n_frames,
                            seed=p["seed"], **self.SOLVER)
 
     def _bound(self, traj):
-        import usaav_edu as ue
 
         xi = traj.xi if getattr(traj.model, "labels", "none") != "none" else None
         try:
-            bound = float(ue.energy_bound(traj.model, xi, n=traj.x.shape[1]))
+            bound = float(solver.energy_bound(traj.model, xi, n=traj.x.shape[1]))
         except (ValueError, TypeError, ArithmeticError):  # a bound is a nicety; the plot works without it
             return None
         return bound if np.isfinite(bound) else None
 
     def run_title(self, p: dict | None = None) -> str:
-        """Title naming every parameter the run on display (or the run ``p``) depends on."""
+        """Title naming every parameter the run on display (or the run ``p``) depends on.
+
+        Parameters
+        ----------
+        p : dict or None
+            A run's parameters (:meth:`params`); None: the run on display.
+
+        Returns
+        -------
+        str
+        """
         p = self._shown if p is None else p
-        reads = PARAMETERS[p["name"]]
+        reads = experiments.get(p["name"]).parameters
         parts = [f"n = {p['n']}"] + [f"{key} = {p[key]:g}" for key in ("beta", "omega", "n_prompts")
                                      if key in reads] + [f"seed = {p['seed']}"]
         return f"{p['name']}: " + ", ".join(parts)
@@ -393,7 +432,7 @@ class ExperimentDashboard(widgets.VBox):
             for control in self.controls:
                 control.disabled = True
             return
-        reads = PARAMETERS[self.model.value]
+        reads = experiments.get(self.model.value).parameters
         self.model.disabled = self.n.disabled = self.seed.disabled = False
         self.beta.disabled = "beta" not in reads
         self.omega.disabled = "omega" not in reads

@@ -58,7 +58,15 @@ def close_tree(widget, keep=()):
     """Close ``widget`` and every widget it refers to (children, layouts, geometries...),
     except those in ``keep`` and what they refer to, so that a discarded view leaves nothing
     in the kernel.  (A saved notebook still keeps the state of every widget ever made, which
-    is why the Explorer plans its views before making them.)"""
+    is why the Explorer plans its views before making them.)
+
+    Parameters
+    ----------
+    widget : ipywidgets.Widget
+        The widget to close.
+    keep : iterable of ipywidgets.Widget
+        Widgets to leave open.
+    """
     kept = set()
 
     def refs(w):
@@ -121,7 +129,17 @@ def _registered() -> set:
 
 def value_label(value) -> str:
     """How a parameter value is shown on the slider and in the titles: numbers with ``:g``,
-    strings as they are."""
+    strings as they are.
+
+    Parameters
+    ----------
+    value : number or str
+        A parameter value.
+
+    Returns
+    -------
+    str
+    """
     if isinstance(value, str):
         return value
     return f"{float(value):g}" if not isinstance(value, numbers.Integral) else str(int(value))
@@ -155,7 +173,25 @@ def _parameters(value) -> tuple[str, ...]:
 
 def grid_axes(runs: dict, parameters: tuple[str, ...]) -> list[list]:
     """The values of each parameter, in the order of first appearance in ``runs``; checks that
-    ``runs`` covers the full grid (every combination, once) with at least two values each."""
+    ``runs`` covers the full grid (every combination, once) with at least two values each.
+
+    Parameters
+    ----------
+    runs : dict
+        Runs keyed by a value (one parameter) or a tuple of values (two).
+    parameters : tuple of str
+        The parameter names.
+
+    Returns
+    -------
+    list of list
+        The values of each parameter.
+
+    Raises
+    ------
+    ValueError
+        If the runs do not cover the grid.
+    """
     axes: list[list] = [[] for _ in parameters]
     keys = []
     for key in runs:
@@ -190,7 +226,25 @@ def grid_axes(runs: dict, parameters: tuple[str, ...]) -> list[list]:
 def energy_png(trajectory, others=(), *, width: float = 3.6, height: float = 2.6,
                dpi: int = 80, title: str = "") -> bytes:
     """PNG of the energy of ``trajectory`` against time (coloured), over the energies of
-    ``others`` (light grey, for comparison); made with matplotlib off screen."""
+    ``others`` (light grey, for comparison); made with matplotlib off screen.
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+        The run to draw.
+    others : sequence of Trajectory
+        Runs drawn in grey.
+    width, height : float
+        Size in inches.
+    dpi : int
+        Resolution.
+    title : str
+        The plot's title.
+
+    Returns
+    -------
+    bytes
+    """
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), dpi=dpi)
@@ -323,7 +377,17 @@ class Explorer(widgets.VBox):
 
     # ------------------------------------------------------------------ views
     def title_text(self, parts) -> str:
-        """The title of the run with parameter values ``parts`` (one per parameter)."""
+        """The title of the run with parameter values ``parts`` (one per parameter).
+
+        Parameters
+        ----------
+        parts : tuple
+            One value per parameter.
+
+        Returns
+        -------
+        str
+        """
         return ", ".join(f"{p} = {value_label(v)}" for p, v in zip(self.parameters, parts))
 
     def _plan(self, key, share: int) -> dict:
@@ -399,9 +463,33 @@ class Explorer(widgets.VBox):
         runs would all be the same).  Other keyword arguments go to ``Explorer``.
 
         Example: ``Explorer.from_experiment({"beta": [0.5, 1, 2, 4]}, fixed={"name": "usa"})``.
+
+        Parameters
+        ----------
+        grid : dict
+            One or two setup keywords to lists of values.
+        fixed : dict or None
+            The other setup keywords.
+        t_max : float
+            Length of every run.
+        n_frames : int
+            Frames stored per run.
+        solver : dict or None
+            Other keywords of ``simulate``.
+        **kwargs
+            Passed to ``Explorer``.
+
+        Returns
+        -------
+        Explorer
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a bad grid, before anything is simulated.
         """
-        import usaav_edu as ue
         from .. import experiments
+        from .. import solver as package_solver
 
         if not isinstance(grid, dict) or not 1 <= len(grid) <= 2:
             raise TypeError(f"grid must be a dict of one or two setup keywords to lists of values, got {grid!r}")
@@ -445,14 +533,14 @@ class Explorer(widgets.VBox):
             if name not in experiments.NAMES:
                 raise ValueError(f"name must be one of {experiments.NAMES}, got {name!r}")
             for key in names:
-                if key not in ("name", "n", "seed") and key not in experiments.PARAMETERS[name]:
+                if key not in ("name", "n", "seed") and key not in experiments.get(name).parameters:
                     raise ValueError(f"the {name} experiment does not read {key!r}: a grid over "
                                      f"it would show the same run {len(grid[key])} times")
         runs = {}
         for point in points:
             setup_kw = {**fixed, **dict(zip(names, point))}
             model, x0, xi = experiments.setup(**setup_kw)
-            traj = ue.simulate(model, x0, xi, t_max=t_max, n_frames=n_frames,
+            traj = package_solver.simulate(model, x0, xi, t_max=t_max, n_frames=n_frames,
                                seed=setup_kw.get("seed", 0), **solver)
             runs[point[0] if len(names) == 1 else point] = traj
         return cls(runs, tuple(names), **kwargs)

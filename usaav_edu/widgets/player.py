@@ -52,6 +52,26 @@ def frames_for_budget(n_tokens: int, n_frames: int, max_bytes: int = 900_000,
 
     ``min(k, max_frames, n_frames)`` with ``k`` the frames that fit; ValueError when fewer
     than two frames fit.
+
+    Parameters
+    ----------
+    n_tokens : int
+        Tokens drawn.
+    n_frames : int
+        Frames available.
+    max_bytes : int
+        The page budget.
+    max_frames : int or None
+        A cap of the caller's.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        When fewer than two frames fit.
     """
     n_tokens = c.integer("n_tokens", n_tokens, minimum=1)
     n_frames = c.integer("n_frames", n_frames, minimum=1)
@@ -130,7 +150,17 @@ class TrajectoryPlayer(SphereView):
     # ------------------------------------------------------------ animation
     def show(self, trajectory, frame: int | None = None, animate: bool = True):
         """Draw frame ``frame`` (default: the player's ``frame``) of ``trajectory``, and
-        rebuild the animation unless ``animate`` is false (then call ``rebuild_animation``)."""
+        rebuild the animation unless ``animate`` is false (then call ``rebuild_animation``).
+
+        Parameters
+        ----------
+        trajectory : Trajectory
+            The run.
+        frame : int or None
+            The frame drawn.
+        animate : bool
+            Rebuild the animation.
+        """
         animate = c.flag("animate", animate)
         super().show(trajectory, frame=self.frame if frame is None else frame)
         if animate and getattr(self, "clock", None) is not None:

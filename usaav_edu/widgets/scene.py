@@ -44,7 +44,21 @@ def _unit_circle(normal_axis: int, height: float = 0.0, m: int = 128) -> np.ndar
 
 
 def polyline(points, color: str = OVERLAY_COLOR, closed: bool = False) -> three.Line:
-    """A pythreejs Line through ``points`` of shape (m, 3)."""
+    """A pythreejs Line through ``points`` of shape (m, 3).
+
+    Parameters
+    ----------
+    points : array_like
+        ``(m, 3)``.
+    color : str
+        CSS colour.
+    closed : bool
+        Join the last point to the first.
+
+    Returns
+    -------
+    pythreejs.Line
+    """
     color = c.color("color", color)
     pts = np.asarray(points, dtype=np.float32)
     if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] < 2:
@@ -212,7 +226,17 @@ class SphereView(widgets.VBox):
 
     def set_points(self, x, xi, labels: str):
         """Draw tokens at ``x`` (n, d), points of the unit sphere, coloured by ``xi`` of kind
-        ``labels``."""
+        ``labels``.
+
+        Parameters
+        ----------
+        x : array_like
+            ``(n, d)`` unit vectors.
+        xi : array_like or None
+            ``(n,)`` labels.
+        labels : {"none", "position", "prompt"}
+            What the labels mean.
+        """
         x = c.points("x", x)
         all_colors = token_colors(xi, labels)
         if len(all_colors) != x.shape[0]:
@@ -241,7 +265,15 @@ class SphereView(widgets.VBox):
 
     # -------------------------------------------------------------- trajectory
     def show(self, trajectory, frame: int = -1):
-        """Draw frame ``frame`` of ``trajectory`` (and its trails when enabled)."""
+        """Draw frame ``frame`` of ``trajectory`` (and its trails when enabled).
+
+        Parameters
+        ----------
+        trajectory : Trajectory
+            The run.
+        frame : int
+            The frame drawn.
+        """
         c.trajectory(trajectory)
         x = np.asarray(trajectory.x, dtype=float)
         frame = c.frame(frame, x.shape[0])
@@ -297,7 +329,21 @@ class SphereView(widgets.VBox):
     # ---------------------------------------------------------------- overlays
     def add_curve(self, points, color: str = OVERLAY_COLOR, closed: bool = False):
         """Overlay a curve through ``points`` (m, d), m >= 2 points of the unit sphere in the
-        tokens' dimension, projected like the tokens."""
+        tokens' dimension, projected like the tokens.
+
+        Parameters
+        ----------
+        points : array_like
+            ``(m, d)`` unit vectors.
+        color : str
+            CSS colour.
+        closed : bool
+            Join the last point to the first.
+
+        Returns
+        -------
+        pythreejs.Line
+        """
         points = c.points("points", points, minimum=2, d=self._d)
         color = c.color("color", color)
         line = polyline(project_3d(points, self.coords), color, c.flag("closed", closed))
@@ -305,7 +351,19 @@ class SphereView(widgets.VBox):
         return line
 
     def add_latitude_circle(self, height: float, color: str = OVERLAY_COLOR):
-        """Overlay the circle {x3 = height} of the sphere (the RoPE orbit in d = 3)."""
+        """Overlay the circle {x3 = height} of the sphere (the RoPE orbit in d = 3).
+
+        Parameters
+        ----------
+        height : float
+            In ``[-1, 1]``.
+        color : str
+            CSS colour.
+
+        Returns
+        -------
+        pythreejs.Line
+        """
         height = c.bounded_real("height", height, -1.0, 1.0)
         color = c.color("color", color)
         circle = _unit_circle(2, height)
@@ -315,7 +373,21 @@ class SphereView(widgets.VBox):
 
     def add_targets(self, points, color: str = OVERLAY_COLOR, radius: float | None = None):
         """Overlay target points (m, d) of the unit sphere, in the tokens' dimension, as small
-        dark spheres (e.g. gauge maximizers); ``radius`` in (0, 1] or None."""
+        dark spheres (e.g. gauge maximizers); ``radius`` in (0, 1] or None.
+
+        Parameters
+        ----------
+        points : array_like
+            ``(m, d)`` unit vectors.
+        color : str
+            CSS colour.
+        radius : float or None
+            Radius of the markers.
+
+        Returns
+        -------
+        pythreejs.Group
+        """
         p = project_3d(c.points("points", points, d=self._d), self.coords)
         color = c.color("color", color)
         if radius is not None:
@@ -335,7 +407,20 @@ class SphereView(widgets.VBox):
 
 def subsample(n_frames: int, k: int) -> np.ndarray:
     """``min(k, n_frames)`` evenly spaced frame indices, always the first and the last (the
-    last alone when ``k = 1``)."""
+    last alone when ``k = 1``).
+
+    Parameters
+    ----------
+    n_frames : int
+        Frames available, >= 1.
+    k : int
+        Frames wanted, >= 1.
+
+    Returns
+    -------
+    ndarray
+        Frame indices.
+    """
     n_frames = c.integer("n_frames", n_frames, minimum=1)
     k = min(c.integer("k", k, minimum=1), n_frames)
     if k == 1:

@@ -9,6 +9,15 @@ def embedded_state_bytes(widget) -> int:
 
     Counts full states (defaults included, as a saved notebook stores them) with binary
     buffers base64-encoded, which is what the page carries.
+
+    Parameters
+    ----------
+    widget : ipywidgets.Widget
+        The root widget.
+
+    Returns
+    -------
+    int
     """
     import ipywidgets
     from ipywidgets.embed import dependency_state

@@ -1,0 +1,416 @@
+"""Biases ``b(xi, zeta)``: the second part of a kernel (the book's chapter 7).
+
+A bias weighs the interaction of two tokens by their labels (Definition 7.1 (ch7-def-bias) of the
+book).  Built in:
+
+* :class:`NoBias`: ``b = 1``;
+* :class:`DistanceBias`: the non-negative ``b = exp(-lam |xi - zeta|)``;
+* :class:`CosineBias`: the sign-changing ``b = cos(omega (xi - zeta))``.
+
+Any object with a method ``matrix(xi) -> (n, n)`` symmetric array is a bias too:
+the model checks its output once per run (shape, finite, symmetric) and the
+kernel consumes the matrix, at the cost of a built-in bias.
+
+Each bias also gives the factor of the energy bound (the book's chapter 7;
+arXiv:2605.30229): ``mean(B)`` when ``B >= 0`` entrywise (attained by the gauge
+maximizers), else ``lambda_max(B) / n``.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _validate as v
+
+SYM_TOL = 1e-10
+"""How far a user bias matrix may be from symmetric, relative to its largest entry."""
+BLOCK_ENTRIES = 1 << 20
+"""Entries of the bias matrix formed at once by the cosine bias's sign test (8 MB)."""
+
+
+def _span(xi):
+    """``max(xi) - min(xi)``, refusing an overflow."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = np.max(xi) - np.min(xi)
+    if not np.isfinite(span):
+        raise ValueError(f"xi: the differences xi_i - xi_j overflow "
+                         f"(xi spans [{np.min(xi):g}, {np.max(xi):g}])")
+    return span
+
+
+def matrix_bound_factor(b):
+    """``mean(B)`` if ``B >= 0`` entrywise, else ``lambda_max(B) / n``, for a dense matrix ``B``.
+
+    Parameters
+    ----------
+    b : ndarray
+        ``(n, n)`` symmetric.
+
+    Returns
+    -------
+    float
+    """
+    n = b.shape[0]
+    if np.all(b >= 0.0):
+        return float(np.sum(b)) / (n * n)
+    return float(np.linalg.eigvalsh(b)[-1]) / n
+
+
+@dataclass(frozen=True)
+class NoBias:
+    """The bias ``b = 1`` (every pair weighs the same)."""
+
+    kind = "none"
+    nonnegative = True
+
+    def matrix(self, xi):
+        """An ``(n, n)`` matrix of ones.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+
+        Returns
+        -------
+        ndarray
+        """
+        n = np.shape(xi)[0]
+        return np.ones((n, n))
+
+    def check_labels(self, xi):
+        """Nothing to check: the labels do not enter.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+        """
+
+    def bound_factor(self, xi):
+        """1, the mean of a matrix of ones.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+
+        Returns
+        -------
+        float
+        """
+        return 1.0
+
+    def params(self):
+        """The JSON description read back by :func:`~usaav_edu.biases.bias_from_params`.
+
+        Returns
+        -------
+        dict
+            ``{"kind": ..., its parameters}``, JSON-serializable.
+        """
+        return {"kind": self.kind}
+
+
+@dataclass(frozen=True)
+class DistanceBias:
+    """The non-negative bias ``b(xi, zeta) = exp(-lam |xi - zeta|)``.
+
+    Parameters
+    ----------
+    lam : float
+        The decay rate, ``>= 0``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``lam`` is not a finite real number ``>= 0``.
+    """
+
+    lam: float = 1.0
+    kind = "distance"
+    nonnegative = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "lam", v.real_scalar("lam", self.lam, minimum=0.0))
+
+    def matrix(self, xi):
+        """The ``(n, n)`` matrix ``exp(-lam |xi_i - xi_j|)``.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+
+        Returns
+        -------
+        ndarray
+        """
+        xi = np.asarray(xi, dtype=np.float64)
+        return np.exp(-self.lam * np.abs(xi[:, None] - xi[None, :]))
+
+    def check_labels(self, xi):
+        """Raise ValueError if the differences of the positions overflow.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+
+        Raises
+        ------
+        ValueError
+            Naming ``xi``.
+        """
+        if xi.size:
+            _span(xi)
+
+    def bound_factor(self, xi):
+        """``mean(B)`` in time ``O(n log n)``, without forming ``B``.
+
+        With the positions sorted, ``sum_ij B_ij = n + 2 sum_j A_j`` with
+        ``A_j = sum_{i<j} e^{-lam (xi_j - xi_i)} = e^{-lam (xi_j - xi_{j-1})} (A_{j-1} + 1)``.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+
+        Returns
+        -------
+        float
+        """
+        xi = np.asarray(xi, dtype=np.float64)
+        n = xi.shape[0]
+        step = np.exp(-self.lam * np.diff(np.sort(xi)))
+        a, total = 0.0, 0.0
+        for f in step.tolist():
+            a = f * (a + 1.0)
+            total += a
+        return (n + 2.0 * total) / (n * n)
+
+    def params(self):
+        """The JSON description read back by :func:`~usaav_edu.biases.bias_from_params`.
+
+        Returns
+        -------
+        dict
+            ``{"kind": ..., its parameters}``, JSON-serializable.
+        """
+        return {"kind": self.kind, "lam": self.lam}
+
+
+@dataclass(frozen=True)
+class CosineBias:
+    """The sign-changing bias ``b(xi, zeta) = cos(omega (xi - zeta))``.
+
+    Parameters
+    ----------
+    omega : float
+        The frequency (finite).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``omega`` is not a finite real number.
+    """
+
+    omega: float = 1.0
+    kind = "cosine"
+    nonnegative = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "omega", v.real_scalar("omega", self.omega))
+
+    def matrix(self, xi):
+        """The ``(n, n)`` matrix ``cos(omega (xi_i - xi_j))``.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+
+        Returns
+        -------
+        ndarray
+        """
+        xi = np.asarray(xi, dtype=np.float64)
+        return np.cos(self.omega * (xi[:, None] - xi[None, :]))
+
+    def check_labels(self, xi):
+        """Raise ValueError if ``omega (xi_i - xi_j)`` overflows.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+
+        Raises
+        ------
+        ValueError
+            Naming ``omega`` or ``xi``.
+        """
+        if xi.size == 0:
+            return
+        span = _span(xi)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if not np.isfinite(self.omega * span):
+                raise ValueError(f"omega * (xi_i - xi_j) must be finite: omega = {self.omega:g} "
+                                 f"and xi spanning {span:g} overflow")
+
+    def bound_factor(self, xi):
+        """``mean(B)`` if ``B >= 0``, else ``lambda_max(B) / n``, without forming all of ``B``.
+
+        ``B = c c^T + s s^T`` with ``c = cos(omega xi)``, ``s = sin(omega xi)``, so
+        ``lambda_max(B)`` is the largest eigenvalue of the 2 x 2 Gram matrix of ``c`` and
+        ``s``; the sign test runs over blocks of rows and stops at the first negative entry.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+
+        Returns
+        -------
+        float
+
+        References
+        ----------
+        The book's chapter 7, Theorem 7.1 (ch7-thm-nonneg) and Theorem 7.2 (ch7-thm-fourier).
+        """
+        xi = np.asarray(xi, dtype=np.float64)
+        n = xi.shape[0]
+        rows = max(1, BLOCK_ENTRIES // max(n, 1))
+        total = 0.0
+        for a in range(0, n, rows):
+            block = np.cos(self.omega * (xi[a:a + rows, None] - xi[None, :]))
+            if np.any(block < 0.0):
+                break
+            total += float(block.sum())
+        else:
+            return total / (n * n)
+        c, s = np.cos(self.omega * xi), np.sin(self.omega * xi)
+        gram = np.array([[c @ c, c @ s], [c @ s, s @ s]])
+        return float(np.linalg.eigvalsh(gram)[-1]) / n
+
+    def params(self):
+        """The JSON description read back by :func:`~usaav_edu.biases.bias_from_params`.
+
+        Returns
+        -------
+        dict
+            ``{"kind": ..., its parameters}``, JSON-serializable.
+        """
+        return {"kind": self.kind, "omega": self.omega}
+
+
+BUILT_IN = {"none": NoBias, "distance": DistanceBias, "cosine": CosineBias}
+
+
+def is_built_in(bias):
+    """Whether ``bias`` is one of the biases of this module.
+
+    Parameters
+    ----------
+    bias : object
+
+    Returns
+    -------
+    bool
+    """
+    return isinstance(bias, tuple(BUILT_IN.values()))
+
+
+def check_bias(bias):
+    """``bias`` itself if it is a bias (built in, or with a ``matrix`` method).
+
+    Parameters
+    ----------
+    bias : object
+
+    Returns
+    -------
+    object
+        ``bias``.
+
+    Raises
+    ------
+    TypeError
+        Naming the object, if it has no callable ``matrix``.
+    """
+    if is_built_in(bias):
+        return bias
+    if not callable(getattr(bias, "matrix", None)):
+        raise TypeError(f"bias must be a bias of usaav_edu.biases or an object with a method "
+                        f"matrix(xi) -> (n, n) symmetric array, got {bias!r}")
+    return bias
+
+
+def user_matrix(bias, xi):
+    """The output of a user bias's ``matrix(xi)``, checked once.
+
+    Parameters
+    ----------
+    bias : object
+        A user bias.
+    xi : ndarray
+        ``(n,)`` positions.
+
+    Returns
+    -------
+    ndarray
+        ``(n, n)`` float64, symmetric.
+
+    Raises
+    ------
+    ValueError
+        Naming the bias, if the output has the wrong shape, is not finite or not symmetric
+        within ``SYM_TOL`` times its largest entry.
+    """
+    n = xi.shape[0]
+    try:
+        b = np.asarray(bias.matrix(xi), dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"bias {bias!r}: matrix(xi) did not give an array of numbers: "
+                         f"{exc}") from None
+    if b.shape != (n, n):
+        raise ValueError(f"bias {bias!r}: matrix(xi) must have shape ({n}, {n}) for {n} tokens, "
+                         f"got {b.shape}")
+    if not np.all(np.isfinite(b)):
+        raise ValueError(f"bias {bias!r}: matrix(xi) must be finite")
+    if n:
+        scale = max(1.0, float(np.max(np.abs(b))))
+        err = float(np.max(np.abs(b - b.T)))
+        if err > SYM_TOL * scale:
+            raise ValueError(f"bias {bias!r}: matrix(xi) must be symmetric (within {SYM_TOL:g} of "
+                             f"its largest entry); |B - B^T| reaches {err:.3g}")
+        b = 0.5 * (b + b.T)
+    return b
+
+
+def bias_from_params(p):
+    """The built-in bias described by ``p`` (the output of its ``params()``).
+
+    Parameters
+    ----------
+    p : dict
+        ``{"kind": "none" | "distance" | "cosine", ...}``.
+
+    Returns
+    -------
+    NoBias, DistanceBias or CosineBias
+
+    Raises
+    ------
+    TypeError, ValueError
+        If the kind is unknown or a key is missing or extra.
+    """
+    kind = p.get("kind")
+    keys = {"none": set(), "distance": {"lam"}, "cosine": {"omega"}}
+    if kind not in keys:
+        raise ValueError(f"params['bias']['kind'] must be one of {sorted(keys)}, got {kind!r}")
+    rest = set(p) - {"kind"}
+    if rest != keys[kind]:
+        raise ValueError(f"params['bias'] of kind {kind!r} must have the keys "
+                         f"{sorted(keys[kind])}, got {sorted(rest)}")
+    return BUILT_IN[kind](**{k: p[k] for k in keys[kind]})

@@ -1,0 +1,468 @@
+"""Gauges ``G: A -> O(d)``: the first part of a kernel (the book's chapters 4 to 6).
+
+A gauge turns the labels ``xi`` of ``n`` tokens into orthogonal matrices
+``G(xi_i)``; the model then works in the gauge coordinates ``y_i = G(xi_i) x_i``
+(Theorem 4.1, ch4-thm-conjugacy, of the book; arXiv:2605.30229).  Built in:
+
+* :class:`IdentityGauge`: ``G = I`` (no labels);
+* :class:`RopeGauge`: the rotary gauge ``G(xi) = exp(xi Omega)``,
+  ``Omega = blockdiag(omega_k J)`` on the planes (e1, e2), (e3, e4), ...;
+* :class:`FrameGauge`: one orthogonal frame per prompt id (prefix gauge, the gauge of
+  Definition 6.1 (ch6-def-gauge)).
+
+Any object with a method ``matrices(xi) -> (n, d, d)`` array of orthogonal
+matrices is a gauge too: the model checks its output once per run (shape,
+finite, orthogonal) and the kernel runs on the gauge coordinates, so it costs
+the same as a built-in gauge.  Such a gauge takes real positions as labels.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _validate as v
+
+LABELS = ("none", "position", "prompt")
+ORTHO_TOL = 1e-10
+"""How far ``G^T G`` of a user gauge may be from the identity (largest entry)."""
+
+
+def omegas_tuple(omegas):
+    """``omegas`` as a tuple of finite floats.
+
+    Parameters
+    ----------
+    omegas : sequence of float
+        Rotation frequencies.
+
+    Returns
+    -------
+    tuple of float
+
+    Raises
+    ------
+    TypeError
+        If ``omegas`` is not a sequence of real numbers.
+    ValueError
+        If a frequency is not finite.
+    """
+    one_d = isinstance(omegas, np.ndarray) and omegas.ndim == 1
+    if not one_d and (isinstance(omegas, (str, bytes)) or not isinstance(omegas, (list, tuple))):
+        raise TypeError(f"omegas must be a sequence of frequencies, got {omegas!r}")
+    return tuple(v.real_scalar(f"omegas[{k}]", w) for k, w in enumerate(omegas))
+
+
+@dataclass(frozen=True)
+class IdentityGauge:
+    """The identity gauge ``G(xi) = I``.
+
+    Parameters
+    ----------
+    d : int or None
+        The dimension of the sphere's ambient space; None (default): any d.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``d`` is not None or an integer >= 2.
+    """
+
+    d: int = None
+    kind = "identity"
+    labels = "none"
+
+    def __post_init__(self):
+        if self.d is not None:
+            object.__setattr__(self, "d", v.integer("d", self.d, minimum=2))
+
+    def matrices(self, xi, d=None):
+        """``(n, d, d)`` identity matrices, one per label.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` labels (ignored but for their number).
+        d : int or None
+            The dimension, needed when the gauge was built with ``d=None``.
+
+        Returns
+        -------
+        ndarray
+        """
+        d = self.d if d is None else d
+        if d is None:
+            raise ValueError("d must be given: this identity gauge acts in any dimension")
+        n = np.shape(xi)[0]
+        return np.broadcast_to(np.eye(d), (n, d, d)).copy()
+
+    def apply(self, x, xi, inverse=False):
+        """``G(xi_i) x_i`` (or ``G^T``): a copy of ``x``.
+
+        Parameters
+        ----------
+        x : array_like
+            ``(..., n, d)`` vectors, one per token in the last two axes.
+        xi : array_like
+            ``(n,)`` labels.
+        inverse : bool
+            Apply the transposes ``G(xi_i)^T`` instead.
+
+        Returns
+        -------
+        ndarray
+            ``(..., n, d)``.
+        """
+        return np.array(x, dtype=np.float64)
+
+    def params(self):
+        """The JSON description read back by :func:`~usaav_edu.gauges.gauge_from_params`.
+
+        Returns
+        -------
+        dict
+            ``{"kind": ..., its parameters}``, JSON-serializable.
+        """
+        return {"kind": self.kind, "d": self.d}
+
+
+@dataclass(frozen=True)
+class RopeGauge:
+    """The rotary gauge ``G(xi) = exp(xi Omega)``, ``Omega = blockdiag(omega_k J)``.
+
+    Parameters
+    ----------
+    omegas : sequence of float
+        One frequency per rotation plane (e1, e2), (e3, e4), ...; at least one.
+    d : int or None
+        The dimension: ``len(omegas) == d // 2`` (odd d keeps the last axis fixed).  None:
+        ``2 len(omegas)`` or ``2 len(omegas) + 1``.
+
+    Raises
+    ------
+    TypeError
+        If ``omegas`` is not a sequence of numbers or ``d`` not an integer.
+    ValueError
+        If ``omegas`` is empty, not finite, or does not fit ``d``.
+
+    References
+    ----------
+    J. Su et al., "RoFormer: enhanced transformer with rotary position embedding",
+    Neurocomputing 568 (2024) 127063.  The book's chapter 5 (ch05).
+    """
+
+    omegas: tuple
+    d: int = None
+    kind = "rope"
+    labels = "position"
+
+    def __post_init__(self):
+        om = omegas_tuple(self.omegas)
+        if len(om) < 1:
+            raise ValueError("omegas must hold one frequency per rotation plane (at least one)")
+        object.__setattr__(self, "omegas", om)
+        if self.d is not None:
+            d = v.integer("d", self.d, minimum=2)
+            if len(om) != d // 2:
+                raise ValueError(f"omegas must give one frequency per rotation plane: d = {d} has "
+                                 f"{d // 2}, got {len(om)}")
+            object.__setattr__(self, "d", d)
+
+    def fits(self, d):
+        """Whether the gauge acts on ``R^d``.
+
+        Parameters
+        ----------
+        d : int
+            The dimension.
+
+        Returns
+        -------
+        bool
+        """
+        return len(self.omegas) == d // 2 and (self.d is None or self.d == d)
+
+    def check_labels(self, xi):
+        """Raise ValueError if some rotation angle ``omega_k xi_i`` overflows.
+
+        Parameters
+        ----------
+        xi : ndarray
+            ``(n,)`` float positions.
+
+        Raises
+        ------
+        ValueError
+            Naming ``omegas * xi``.
+        """
+        if xi.size == 0:
+            return
+        with np.errstate(over="ignore", invalid="ignore"):
+            angles = np.multiply.outer(np.asarray(self.omegas), xi)
+        if not np.all(np.isfinite(angles)):
+            raise ValueError(
+                f"omegas * xi must be finite (the rotation angles omega_k xi_i): |omegas| up to "
+                f"{np.max(np.abs(self.omegas)):g} and |xi| up to {np.max(np.abs(xi)):g} overflow")
+
+    def matrices(self, xi, d=None):
+        """``G(xi_i)`` as an ``(n, d, d)`` array.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+        d : int or None
+            The dimension (default the gauge's, else ``2 len(omegas)``).
+
+        Returns
+        -------
+        ndarray
+        """
+        xi = np.asarray(xi, dtype=np.float64)
+        d = d or self.d or 2 * len(self.omegas)
+        g = np.broadcast_to(np.eye(d), (xi.shape[0], d, d)).copy()
+        for k, om in enumerate(self.omegas):
+            c, s = np.cos(om * xi), np.sin(om * xi)
+            a, b = 2 * k, 2 * k + 1
+            g[:, a, a], g[:, a, b] = c, -s
+            g[:, b, a], g[:, b, b] = s, c
+        return g
+
+    def apply(self, x, xi, inverse=False):
+        """``G(xi_i) x_i`` (or ``G(xi_i)^T x_i``), plane by plane.
+
+        Parameters
+        ----------
+        x : array_like
+            ``(..., n, d)`` vectors, one per token in the last two axes.
+        xi : array_like
+            ``(n,)`` labels.
+        inverse : bool
+            Apply the transposes ``G(xi_i)^T`` instead.
+
+        Returns
+        -------
+        ndarray
+            ``(..., n, d)``.
+        """
+        x = np.asarray(x, dtype=np.float64)
+        xi = np.asarray(xi, dtype=np.float64)
+        out = x.copy()
+        sign = -1.0 if inverse else 1.0
+        for k, om in enumerate(self.omegas):
+            c, s = np.cos(om * xi), sign * np.sin(om * xi)
+            a, b = 2 * k, 2 * k + 1
+            out[..., a] = c * x[..., a] - s * x[..., b]
+            out[..., b] = s * x[..., a] + c * x[..., b]
+        return out
+
+    def params(self):
+        """The JSON description read back by :func:`~usaav_edu.gauges.gauge_from_params`.
+
+        Returns
+        -------
+        dict
+            ``{"kind": ..., its parameters}``, JSON-serializable.
+        """
+        return {"kind": self.kind, "omegas": list(self.omegas), "d": self.d}
+
+
+@dataclass(frozen=True, eq=False)
+class FrameGauge:
+    """One orthogonal frame per prompt: ``G(k) = frames[k]``; labels are prompt ids ``0..K-1``.
+
+    Parameters
+    ----------
+    frames : array_like
+        ``(K, d, d)`` orthogonal matrices (``F^T F = I`` within 1e-9).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``frames`` is not a ``(K, d, d)`` array of orthogonal matrices.
+
+    References
+    ----------
+    The book's chapter 6 (prefix gauges and gauge-level universality).
+    """
+
+    frames: np.ndarray = field(repr=False)
+    kind = "frames"
+    labels = "prompt"
+
+    def __post_init__(self):
+        if self.frames is None:
+            raise TypeError("frames must be a (K, d, d) array of orthogonal matrices")
+        f = v.orthogonal_frames("frames", self.frames)
+        f.flags.writeable = False
+        object.__setattr__(self, "frames", f)
+
+    @property
+    def d(self):
+        """The dimension of the frames."""
+        return self.frames.shape[1]
+
+    def matrices(self, xi, d=None):
+        """``frames[xi_i]`` as an ``(n, d, d)`` array.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` prompt ids.
+        d : int or None
+            Ignored (the frames fix d).
+
+        Returns
+        -------
+        ndarray
+        """
+        return self.frames[np.asarray(xi)].copy()
+
+    def apply(self, x, xi, inverse=False):
+        """``frames[xi_i] x_i`` (or the transpose).
+
+        Parameters
+        ----------
+        x : array_like
+            ``(..., n, d)`` vectors, one per token in the last two axes.
+        xi : array_like
+            ``(n,)`` labels.
+        inverse : bool
+            Apply the transposes ``G(xi_i)^T`` instead.
+
+        Returns
+        -------
+        ndarray
+            ``(..., n, d)``.
+        """
+        f = self.frames[np.asarray(xi)]
+        sub = "nji,...nj->...ni" if inverse else "nij,...nj->...ni"
+        return np.einsum(sub, f, np.asarray(x, dtype=np.float64))
+
+    def params(self):
+        """The JSON description read back by :func:`~usaav_edu.gauges.gauge_from_params`.
+
+        Returns
+        -------
+        dict
+            ``{"kind": ..., its parameters}``, JSON-serializable.
+        """
+        return {"kind": self.kind, "frames": self.frames.tolist()}
+
+
+BUILT_IN = {"identity": IdentityGauge, "rope": RopeGauge, "frames": FrameGauge}
+
+
+def is_built_in(gauge):
+    """Whether ``gauge`` is one of the gauges of this module.
+
+    Parameters
+    ----------
+    gauge : object
+
+    Returns
+    -------
+    bool
+    """
+    return isinstance(gauge, tuple(BUILT_IN.values()))
+
+
+def check_gauge(gauge):
+    """``gauge`` itself if it is a gauge (built in, or with a ``matrices`` method).
+
+    Parameters
+    ----------
+    gauge : object
+
+    Returns
+    -------
+    object
+        ``gauge``.
+
+    Raises
+    ------
+    TypeError
+        Naming the object, if it has no callable ``matrices``.
+    """
+    if is_built_in(gauge):
+        return gauge
+    if not callable(getattr(gauge, "matrices", None)):
+        raise TypeError(f"gauge must be a gauge of usaav_edu.gauges or an object with a method "
+                        f"matrices(xi) -> (n, d, d) orthogonal matrices, got {gauge!r}")
+    return gauge
+
+
+def user_matrices(gauge, xi, d):
+    """The output of a user gauge's ``matrices(xi)``, checked once.
+
+    Parameters
+    ----------
+    gauge : object
+        A user gauge.
+    xi : ndarray
+        ``(n,)`` positions.
+    d : int
+        The dimension of the tokens.
+
+    Returns
+    -------
+    ndarray
+        ``(n, d, d)`` float64.
+
+    Raises
+    ------
+    ValueError
+        Naming the gauge, if the output has the wrong shape, is not finite, or is not
+        orthogonal within ``ORTHO_TOL``.
+    """
+    n = xi.shape[0]
+    try:
+        g = np.asarray(gauge.matrices(xi), dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"gauge {gauge!r}: matrices(xi) did not give an array of numbers: "
+                         f"{exc}") from None
+    if g.shape != (n, d, d):
+        raise ValueError(f"gauge {gauge!r}: matrices(xi) must have shape ({n}, {d}, {d}) for "
+                         f"{n} tokens in d = {d}, got {g.shape}")
+    if not np.all(np.isfinite(g)):
+        raise ValueError(f"gauge {gauge!r}: matrices(xi) must be finite")
+    if n:
+        err = float(np.max(np.abs(np.einsum("nji,njl->nil", g, g) - np.eye(d))))
+        if err > ORTHO_TOL:
+            raise ValueError(f"gauge {gauge!r}: matrices(xi) must be orthogonal (G^T G = I within "
+                             f"{ORTHO_TOL:g}); the error is {err:.3g}")
+    return g
+
+
+def gauge_from_params(p):
+    """The built-in gauge described by ``p`` (the output of its ``params()``).
+
+    Parameters
+    ----------
+    p : dict
+        ``{"kind": "identity" | "rope" | "frames", ...}``.
+
+    Returns
+    -------
+    IdentityGauge, RopeGauge or FrameGauge
+
+    Raises
+    ------
+    TypeError, ValueError
+        If the kind is unknown or a key is missing or extra.
+    """
+    kind = p.get("kind")
+    keys = {"identity": {"d"}, "rope": {"omegas", "d"}, "frames": {"frames"}}
+    if kind not in keys:
+        raise ValueError(f"params['gauge']['kind'] must be one of {sorted(keys)}, got {kind!r}")
+    rest = set(p) - {"kind"}
+    if rest != keys[kind]:
+        raise ValueError(f"params['gauge'] of kind {kind!r} must have the keys "
+                         f"{sorted(keys[kind])}, got {sorted(rest)}")
+    if kind == "identity":
+        return IdentityGauge(p["d"])
+    if kind == "rope":
+        if not isinstance(p["omegas"], (list, tuple)):
+            raise TypeError(f"params['omegas'] must be a list of frequencies, got "
+                            f"{type(p['omegas']).__name__}")
+        return RopeGauge(p["omegas"], p["d"])
+    return FrameGauge(v.float_array("frames", p["frames"], ndim=3))

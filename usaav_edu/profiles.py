@@ -1,0 +1,209 @@
+"""Profiles ``phi``: the third part of a kernel (the energy of Definition 1.2 (ch1-def-energy)).
+
+* :class:`ExpProfile`: attention, ``phi(s) = e^{beta s} / beta`` (``beta > 0``); at
+  ``beta = 0`` it stands for its limit up to a constant, ``phi(s) = s``;
+* :class:`LinearProfile`: ``phi(s) = s``.
+
+The kernel needs ``phi'``, which is ``e^{beta s}`` or 1, so the profiles are a
+closed set (the Numba kernel computes ``phi'`` itself).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _validate as v
+
+BETA_MAX = 700.0  # e^beta overflows a double near beta = 709.8
+BETA_MIN = 1e-300  # a positive beta below this makes phi = e^{beta s} / beta overflow
+
+
+def check_beta(beta):
+    """``beta`` as a float in ``{0} U [BETA_MIN, BETA_MAX]``.
+
+    Parameters
+    ----------
+    beta : float
+        The inverse temperature.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``beta`` is not a real number in that range.
+    """
+    beta = v.real_scalar("beta", beta, minimum=0.0, maximum=BETA_MAX)
+    if 0.0 < beta < BETA_MIN:
+        raise ValueError(f"beta must be 0 (the linear limit) or at least {BETA_MIN:g}, so that "
+                         f"phi = e^(beta s) / beta stays finite; got {beta!r}")
+    return beta
+
+
+@dataclass(frozen=True)
+class ExpProfile:
+    """The attention profile ``phi(s) = e^{beta s} / beta``.
+
+    Parameters
+    ----------
+    beta : float
+        The inverse temperature, 0 (the linear limit) or in ``[1e-300, 700]``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``beta`` is out of range (:func:`~usaav_edu.profiles.check_beta`).
+    """
+
+    beta: float = 1.0
+    kind = "exp"
+
+    def __post_init__(self):
+        object.__setattr__(self, "beta", check_beta(self.beta))
+
+    @property
+    def linear(self):
+        """True at ``beta = 0``, where ``phi'`` is constant."""
+        return self.beta == 0.0
+
+    def phi(self, s):
+        """``phi(s)`` (``s`` itself at ``beta = 0``).
+
+        Parameters
+        ----------
+        s : array_like
+            Inner products ``<y_i, y_j>``.
+
+        Returns
+        -------
+        ndarray
+        """
+        s = np.asarray(s, dtype=np.float64)
+        if self.linear:
+            return s.copy()
+        return np.exp(self.beta * s) / self.beta
+
+    def dphi(self, s):
+        """``phi'(s) = e^{beta s}``.
+
+        Parameters
+        ----------
+        s : array_like
+            Inner products ``<y_i, y_j>``.
+
+        Returns
+        -------
+        ndarray
+        """
+        s = np.asarray(s, dtype=np.float64)
+        if self.linear:
+            return np.ones_like(s)
+        return np.exp(self.beta * s)
+
+    def params(self):
+        """The JSON description read back by :func:`~usaav_edu.profiles.profile_from_params`.
+
+        Returns
+        -------
+        dict
+            ``{"kind": ..., its parameters}``, JSON-serializable.
+        """
+        return {"kind": self.kind, "beta": self.beta}
+
+
+@dataclass(frozen=True)
+class LinearProfile:
+    """The linear profile ``phi(s) = s`` (``beta`` reads 0, its place in the attention family)."""
+
+    kind = "linear"
+    linear = True
+    beta = 0.0
+
+    def phi(self, s):
+        """``phi(s) = s``.
+
+        Parameters
+        ----------
+        s : array_like
+            Inner products ``<y_i, y_j>``.
+
+        Returns
+        -------
+        ndarray
+        """
+        return np.array(s, dtype=np.float64)
+
+    def dphi(self, s):
+        """``phi'(s) = 1``.
+
+        Parameters
+        ----------
+        s : array_like
+            Inner products ``<y_i, y_j>``.
+
+        Returns
+        -------
+        ndarray
+        """
+        return np.ones_like(np.asarray(s, dtype=np.float64))
+
+    def params(self):
+        """The JSON description read back by :func:`~usaav_edu.profiles.profile_from_params`.
+
+        Returns
+        -------
+        dict
+            ``{"kind": ..., its parameters}``, JSON-serializable.
+        """
+        return {"kind": self.kind}
+
+
+def check_profile(profile):
+    """``profile`` itself if it is an :class:`ExpProfile` or a :class:`LinearProfile`.
+
+    Parameters
+    ----------
+    profile : object
+
+    Returns
+    -------
+    ExpProfile or LinearProfile
+
+    Raises
+    ------
+    TypeError
+        Otherwise (the kernel computes ``phi'`` itself, so only these two are possible).
+    """
+    if not isinstance(profile, (ExpProfile, LinearProfile)):
+        raise TypeError(f"profile must be ExpProfile(beta) or LinearProfile(), got {profile!r}")
+    return profile
+
+
+def profile_from_params(p):
+    """The profile described by ``p`` (the output of its ``params()``).
+
+    Parameters
+    ----------
+    p : dict
+        ``{"kind": "exp", "beta": ...}`` or ``{"kind": "linear"}``.
+
+    Returns
+    -------
+    ExpProfile or LinearProfile
+
+    Raises
+    ------
+    ValueError
+        If the kind is unknown or a key is missing or extra.
+    """
+    kind = p.get("kind")
+    keys = {"exp": {"beta"}, "linear": set()}
+    if kind not in keys:
+        raise ValueError(f"params['profile']['kind'] must be one of {sorted(keys)}, got {kind!r}")
+    rest = set(p) - {"kind"}
+    if rest != keys[kind]:
+        raise ValueError(f"params['profile'] of kind {kind!r} must have the keys "
+                         f"{sorted(keys[kind])}, got {sorted(rest)}")
+    return ExpProfile(p["beta"]) if kind == "exp" else LinearProfile()
