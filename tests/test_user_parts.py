@@ -7,7 +7,6 @@ the package: ``simulate`` must match the literal NumPy formulas (``dynamics.refe
 """
 
 import json
-import time
 
 import numpy as np
 import pytest
@@ -125,25 +124,6 @@ def test_a_sign_changing_user_bias_gets_the_eigenvalue_bound():
     assert ue.energy_bound(model, XI) == pytest.approx(np.linalg.eigvalsh(b)[-1] / (2 * N))
     with pytest.raises(ValueError, match="non-negative bias"):
         ue.simulate(ue.Model(bias=Cos2(), normalization="sa"), X0, XI, t_max=1.0)
-
-
-def test_user_parts_run_about_as_fast_as_built_in_ones():
-    """The kernel runs on gauge coordinates: a user gauge costs what RoPE costs, for the same n."""
-    n = 512
-    x0, xi = ue.sphere.uniform(n, 3, seed=1), np.linspace(0.0, 8.0, n)
-    pairs = [(ue.models.rope(1.0, (1.0,), 3), ue.Model(gauge=WavyGauge())),
-             (ue.models.distance_bias(1.0, 1.0), ue.Model(bias=GaussianBias()))]
-    for built_in, user in pairs:
-        best = {}
-        for name, model in (("built_in", built_in), ("user", user)):
-            ue.simulate(model, x0, xi, t_max=0.1, dt=0.05, n_frames=2)  # compile, warm up
-            times = []
-            for _ in range(5):
-                t0 = time.perf_counter()
-                ue.simulate(model, x0, xi, t_max=1.0, dt=0.02, n_frames=3)
-                times.append(time.perf_counter() - t0)
-            best[name] = min(times)
-        assert best["user"] < 2.0 * best["built_in"] + 0.01, best
 
 
 # ---------------------------------------------------------------------- checks naming the part
