@@ -8,7 +8,7 @@
 * :mod:`.unrotated` the "values not rotated" variant of a gauge model (NumPy, content
   coordinates).
 
-The velocity field they integrate, in gauge coordinates ``y_i`` (see :mod:`.rhs`)::
+The velocity field of :mod:`.rhs`, in gauge coordinates ``y_i``::
 
     dy_i/dt = P_{y_i}( (1/N_i) sum_j b_ij phi'(<y_i, y_j>) y_j )
 """
