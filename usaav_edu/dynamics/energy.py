@@ -32,8 +32,8 @@ def energy_gauge(yt, params):
     ``Z_i = sum_j w_ij``, ``w_ij = b_ij phi'(<y_i, y_j>)``::
 
         E_h = (1 / (2 n^2)) sum_{i,j} b_ij phi(<y_i, y_j>)
-            = sum_i Z_i / (2 beta n^2)       attention, phi(s) = e^(beta s) / beta
-            = sum_i <y_i, A_i> / (2 n^2)     linear, phi(s) = s
+            = sum_i Z_i / (2 beta n^2)       attention: phi(s) = e^(beta s)/beta
+            = sum_i <y_i, A_i> / (2 n^2)     linear: phi(s) = s
 
     Parameters
     ----------

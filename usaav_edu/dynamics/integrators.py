@@ -245,9 +245,8 @@ def velocity(yt, params, out):
 
     For every token ``i``, with ``P_y v = v - <y, v> y``::
 
-        dy_i/dt = P_{y_i}( (1/N_i) sum_j w_ij y_j ),   w_ij = b_ij phi'(<y_i, y_j>)
-
-    and ``N_i = n`` (USA) or ``sum_j w_ij`` (SA); zero for frozen tokens.
+        dy_i/dt = P_{y_i}( (1/N_i) sum_j w_ij y_j ),   dy_i/dt = 0 if frozen
+        w_ij = b_ij phi'(<y_i, y_j>),   N_i = n (USA)  or  sum_j w_ij (SA)
 
     Parameters
     ----------
@@ -430,7 +429,8 @@ class AdaptiveStepper:
         A trial step as in :meth:`FixedStepper.advance` (before the retraction), with one more
         stage ``k_{S+1} = f(y_new)`` for the error estimate; it is accepted when ``err <= 1``::
 
-            err = sqrt(mean((h sum_m e_m k_m / (atol + rtol max(|y|, |y_new|)))^2))
+            sc  = atol + rtol max(|y|, |y_new|)        (entrywise)
+            err = sqrt(mean((h sum_m e_m k_m / sc)^2))
             h  <- h min(5, max(0.2, 0.9 err^(-1/5)))
 
         (a fifth of ``h`` after a non-finite trial), then ``y_i <- y_i / |y_i|``.

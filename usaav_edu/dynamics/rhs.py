@@ -1110,8 +1110,8 @@ def velocity(yt, params, out):
 
     For every token ``i``, with ``P_y v = v - <y, v> y``::
 
-        dy_i/dt = P_{y_i}( (1/N_i) sum_j w_ij y_j ),   w_ij = b_ij phi'(<y_i, y_j>)
-        N_i = n (USA)  or  sum_j w_ij (SA),    dy_i/dt = 0 for frozen tokens
+        dy_i/dt = P_{y_i}( (1/N_i) sum_j w_ij y_j ),   dy_i/dt = 0 if frozen
+        w_ij = b_ij phi'(<y_i, y_j>),   N_i = n (USA)  or  sum_j w_ij (SA)
 
     Parameters
     ----------

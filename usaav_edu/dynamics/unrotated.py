@@ -18,8 +18,8 @@ class UnrotatedValuesField:
 
     The gauge enters the weights only; the values are the contents ``x_j``::
 
-        dx_i/dt = P_{x_i}( (1/N_i) sum_j w_ij x_j ),   w_ij = b_ij phi'(<y_i, y_j>)
-        y_i = G(xi_i) x_i,   N_i = n (USA)  or  sum_j w_ij (SA)
+        dx_i/dt = P_{x_i}( (1/N_i) sum_j w_ij x_j ),   y_i = G(xi_i) x_i
+        w_ij = b_ij phi'(<y_i, y_j>),   N_i = n (USA)  or  sum_j w_ij (SA)
 
     and ``dx_i/dt = 0`` for frozen tokens.
 
