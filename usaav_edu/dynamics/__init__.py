@@ -4,7 +4,13 @@
 * :mod:`.fastexp` the vectorizable exponential it uses,
 * :mod:`.integrators` the steppers (RK4, Dormand-Prince 5(4)) with retraction to the sphere,
 * :mod:`.energy` the particle energy E_h and its upper bound,
-* :mod:`.reference` a plain NumPy version of the same formulas, for tests.
+* :mod:`.reference` a plain NumPy version of the same formulas, for tests,
+* :mod:`.unrotated` the "values not rotated" variant of a gauge model (NumPy, content
+  coordinates).
+
+The velocity field of :mod:`.rhs`, in gauge coordinates ``y_i``::
+
+    dy_i/dt = P_{y_i}( (1/N_i) sum_j b_ij phi'(<y_i, y_j>) y_j )
 """
 
 from .energy import energy_bound, energy_gauge

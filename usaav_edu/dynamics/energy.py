@@ -26,7 +26,14 @@ BLOCK_ENTRIES = 1 << 18
 
 
 def energy_gauge(yt, params):
-    """E_h of the gauge coordinates ``yt`` (a ``(d, n)`` array).
+    """The particle energy E_h of the gauge coordinates ``yt`` (a ``(d, n)`` array).
+
+    From the kernel's pair sums (:func:`.rhs.pair_sums`) ``A_i = sum_j w_ij y_j`` and
+    ``Z_i = sum_j w_ij``, ``w_ij = b_ij phi'(<y_i, y_j>)``::
+
+        E_h = (1 / (2 n^2)) sum_{i,j} b_ij phi(<y_i, y_j>)
+            = sum_i Z_i / (2 beta n^2)       attention: phi(s) = e^(beta s)/beta
+            = sum_i <y_i, A_i> / (2 n^2)     linear: phi(s) = s
 
     Parameters
     ----------
@@ -45,6 +52,11 @@ def energy_gauge(yt, params):
     ------
     OverflowError
         If E itself exceeds the double range.
+
+    References
+    ----------
+    Definition 1.2 (ch1-def-energy), Definition 3.1 (ch3-def-av) and Definition 7.1
+    (ch7-def-bias) of the book.
     """
     n = yt.shape[1]
     bias, has_bias, beta, linear = params.bias, params.has_bias, params.beta, params.linear
@@ -61,31 +73,36 @@ def energy_gauge(yt, params):
 def energy_scaled(yt, bias, beta):
     """E_h of the attention profile without overflow, for ``|b| <= 1`` and ``beta > 0``.
 
-    ``E = (e^beta / (2 beta)) * m``,   ``m = (1/n^2) sum_ij b_ij e^{beta (s_ij - 1)}``,
+    With ``s_ij = <y_i, y_j> <= 1``, every term of ``m`` is at most ``|b_ij|``::
 
-    with ``s_ij = <y_i, y_j> <= 1``: every term of ``m`` is at most ``|b_ij|``.
-    ``m`` is summed over blocks of rows of the pair matrix (at most
-    ``BLOCK_ENTRIES`` entries each, never the whole ``n x n`` matrix for large
-    n).  ``bias`` is the ``(n, n)`` bias matrix or None (``b = 1``).  Raises
-    OverflowError if E itself exceeds the double range.
+        E = (e^beta / (2 beta)) m,    m = (1/n^2) sum_ij b_ij e^(beta (s_ij - 1))
+
+    ``m`` is summed over blocks of rows of the pair matrix (at most ``BLOCK_ENTRIES`` entries
+    each, never the whole ``n x n`` matrix for large n).  For ``beta >= 709``, where ``e^beta``
+    overflows, ``E = sign(m) exp(beta - log(2 beta) + log|m|)``.
 
     Parameters
     ----------
     yt : ndarray
         ``(d, n)`` gauge coordinates.
     bias : ndarray or None
-        ``(n, n)`` bias matrix.
+        ``(n, n)`` bias matrix, or None for ``b = 1``.
     beta : float
         Inverse temperature, > 0.
 
     Returns
     -------
     float
+        E_h.
 
     Raises
     ------
     OverflowError
         If E exceeds the double range.
+
+    References
+    ----------
+    Definition 1.2 (ch1-def-energy) and Definition 7.1 (ch7-def-bias) of the book.
     """
     d, n = yt.shape
     y = np.ascontiguousarray(yt.T)
@@ -109,14 +126,18 @@ def energy_scaled(yt, bias, beta):
 def energy_bound(model, xi, n):
     """An upper bound of E_h over all configurations of ``n`` tokens with labels ``xi``.
 
-    With ``phi(1) = e^beta / beta`` (1 for the linear profile) and ``B_ij = b(xi_i, xi_j)``:
+    With ``B_ij = b(xi_i, xi_j)``, ``phi(1) = e^beta / beta`` (1 for the linear profile) and
+    ``mean(B) = (1/n^2) sum_ij B_ij``::
 
-    * ``B >= 0`` entrywise (no bias, the distance bias, a cosine bias whose positions all lie
-      within a quarter period): ``phi(1) mean(B) / 2``, since ``<y_i, y_j> <= 1`` and ``phi``
-      increases; attained exactly by the gauge maximizers (all ``y_i`` equal);
-    * otherwise: ``phi(1) lambda_max(B) / (2 n)``.  For the linear profile
-      ``sum_ij b_ij <y_i, y_j> = tr(Y^T B Y) <= n lambda_max(B)``; for the attention profile
-      expand ``e^{beta s}`` in powers of ``s``, each power a Gram matrix of unit vectors.
+        E_h <= phi(1) mean(B) / 2                if B >= 0 entrywise
+        E_h <= phi(1) lambda_max(B) / (2 n)      otherwise
+
+    * ``B >= 0`` (no bias, the distance bias, a cosine bias whose positions all lie within a
+      quarter period): ``<y_i, y_j> <= 1`` and ``phi`` increases; the bound is attained
+      exactly by the gauge maximizers (all ``y_i`` equal);
+    * otherwise: for the linear profile ``sum_ij b_ij <y_i, y_j> = tr(Y^T B Y) <=
+      n lambda_max(B)``; for the attention profile expand ``e^{beta s}`` in powers of ``s``,
+      each power a Gram matrix of unit vectors.
 
     Parameters
     ----------
@@ -131,10 +152,12 @@ def energy_bound(model, xi, n):
     Returns
     -------
     float
+        The bound (``phi(1) / 2`` for ``n = 0``).
 
     References
     ----------
-    The book's chapter 7 (energy bounds with a bias); arXiv:2605.30229.
+    Theorem 7.1 (ch7-thm-nonneg) of the book: the bound for a non-negative bias and its
+    maximizers; chapter 7 for a bias of either sign.  arXiv:2605.30229.
     """
     phi1 = 1.0 if model.linear else math.exp(model.beta) / model.beta
     if n == 0:

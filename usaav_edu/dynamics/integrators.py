@@ -243,6 +243,11 @@ def _entry_point(dispatcher, *args):
 def velocity(yt, params, out):
     """``out = dy/dt`` at ``yt``: one call of the compiled :func:`usaav_edu.dynamics.rhs.velocity`.
 
+    For every token ``i``, with ``P_y v = v - <y, v> y``::
+
+        dy_i/dt = P_{y_i}( (1/N_i) sum_j w_ij y_j ),   dy_i/dt = 0 if frozen
+        w_ij = b_ij phi'(<y_i, y_j>),   N_i = n (USA)  or  sum_j w_ij (SA)
+
     Parameters
     ----------
     yt : ndarray
@@ -256,6 +261,11 @@ def velocity(yt, params, out):
     -------
     ndarray
         ``out``.
+
+    References
+    ----------
+    Definition 1.1 (ch1-def-sa-usa) and Definition 7.1 (ch7-def-bias) of the book; Theorem 4.1
+    (ch4-thm-conjugacy): the model in gauge coordinates.
     """
     rhs_velocity(yt, params, out)
     return out
@@ -343,6 +353,12 @@ class FixedStepper:
     def advance(self, yt, t, t_end, h, field, control=Control()):
         """Advance ``yt`` in place from ``t`` to ``t_end`` in equal steps of about ``h``.
 
+        One step of the tableau ``(A, b, c)`` with ``S`` stages, then the retraction::
+
+            k_s = f(y + h sum_{m<s} a_sm k_m),     s = 1 .. S
+            y  <- y + h sum_s b_s k_s
+            y_i <- y_i / |y_i|                  (every mobile token i)
+
         Parameters
         ----------
         yt : ndarray
@@ -362,6 +378,13 @@ class FixedStepper:
         -------
         Advance
             ``Outcome.NONFINITE`` if a step reached a non-finite state.
+
+        References
+        ----------
+        E. Hairer, S. P. Norsett, G. Wanner, *Solving Ordinary Differential Equations I*,
+        2nd ed., Springer (1993), section II.1 (the classical method of order 4).
+        P.-A. Absil, R. Mahony, R. Sepulchre, *Optimization Algorithms on Matrix Manifolds*,
+        Princeton University Press (2008), section 4.1 (retractions).
         """
         n_steps = max(1, int(round((t_end - t) / h)))
         tab = self.tableau
@@ -403,6 +426,15 @@ class AdaptiveStepper:
     def advance(self, yt, t, t_end, h, field, control=Control()):
         """Advance ``yt`` in place from ``t`` to exactly ``t_end`` with adaptive steps.
 
+        A trial step as in :meth:`FixedStepper.advance` (before the retraction), with one more
+        stage ``k_{S+1} = f(y_new)`` for the error estimate; it is accepted when ``err <= 1``::
+
+            sc  = atol + rtol max(|y|, |y_new|)        (entrywise)
+            err = sqrt(mean((h sum_m e_m k_m / sc)^2))
+            h  <- h min(5, max(0.2, 0.9 err^(-1/5)))
+
+        (a fifth of ``h`` after a non-finite trial), then ``y_i <- y_i / |y_i|``.
+
         Parameters
         ----------
         yt : ndarray
@@ -425,6 +457,15 @@ class AdaptiveStepper:
             ``Outcome.NONFINITE_TRIALS`` (non-finite trials) when a rejection asks for a step
             below ``max(h_min, 4 eps |t|)``: below ``4 eps |t|`` the time no longer advances.
             It ends with ``Outcome.MAX_STEPS`` after ``max_steps`` trial steps.
+
+        References
+        ----------
+        J. R. Dormand and P. J. Prince, "A family of embedded Runge-Kutta formulae",
+        J. Comput. Appl. Math. 6 (1980) 19-26.
+        E. Hairer, S. P. Norsett, G. Wanner, *Solving Ordinary Differential Equations I*,
+        2nd ed., Springer (1993), section II.4 (step size control).
+        P.-A. Absil, R. Mahony, R. Sepulchre, *Optimization Algorithms on Matrix Manifolds*,
+        Princeton University Press (2008), section 4.1 (retractions).
         """
         tab = self.tableau
         rtol, atol, h_min, max_steps, report = control

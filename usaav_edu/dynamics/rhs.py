@@ -159,6 +159,13 @@ class KernelParams(NamedTuple):
 def kernel_params(bias=None, beta=1.0, linear=False, sa=False, mobile=None):
     """A :class:`KernelParams` with the conventions of the kernel filled in.
 
+    The parameters select the weights and the normalization of the field::
+
+        w_ij = b_ij phi'(<y_i, y_j>),   phi'(s) = exp(beta s)  or  1 (linear)
+        N_i  = n (USA)  or  sum_j w_ij (SA)
+
+    with ``b_ij = 1`` when ``bias`` is None and every token mobile when ``mobile`` is None.
+
     Parameters
     ----------
     bias : ndarray or None
@@ -176,6 +183,11 @@ def kernel_params(bias=None, beta=1.0, linear=False, sa=False, mobile=None):
     -------
     KernelParams
         Contiguous float64 bias, Python scalars, a boolean mask.
+
+    References
+    ----------
+    Definition 1.1 (ch1-def-sa-usa) of the book: SA and USA.
+    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
     """
     has_bias = bias is not None
     b = np.ascontiguousarray(bias, dtype=np.float64) if has_bias else np.ones((1, 1))
@@ -193,10 +205,34 @@ IEEE = {"contract"}
 
 @njit(cache=True, fastmath=True)
 def pair_weight(t, bb, j, linear):
-    """``w = b * phi'(s)`` from ``t = beta log2(e) s``; ``b = bb[j]`` (1 if ``bb`` is None).
+    """The weight ``w = b * phi'(s)`` of one pair from ``t = beta log2(e) s``; ``b = bb[j]``.
 
-    ``bb`` is None or an array by type, so Numba compiles the no-bias case
+    With the exponential as a power of two (:func:`.fastexp.fexp2_in_range`)::
+
+        w = b 2^t = b exp(beta s)    (attention),    w = b    (linear)
+
+    ``bb`` is None (then ``b = 1``) or an array by type, so Numba compiles the no-bias case
     without the branch.  ``|t| <= T_FAST`` (checked by :func:`fast_range`).
+
+    Parameters
+    ----------
+    t : float
+        ``beta log2(e) <y_i, y_j>``.
+    bb : ndarray or None
+        A row of the bias matrix, or None.
+    j : int
+        The index into ``bb``.
+    linear : bool
+        Constant ``phi'``.
+
+    Returns
+    -------
+    float
+        ``w``.
+
+    References
+    ----------
+    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
     """
     w = 1.0 if linear else fexp2_in_range(t)
     if bb is not None:
@@ -206,7 +242,26 @@ def pair_weight(t, bb, j, linear):
 
 @njit(cache=True, fastmath=True)
 def chunk_rows(n, c, nchunks):
-    """The rows ``i`` of chunk ``c``: ``i mod 2 nchunks`` in ``{c, 2 nchunks - 1 - c}``."""
+    """The rows ``i`` of chunk ``c``, pairing long and short rows of the triangle ``i < j``.
+
+    With ``C = nchunks`` chunks::
+
+        rows(c) = { 0 <= i < n :  i mod 2C  in  {c, 2C - 1 - c} }
+
+    Parameters
+    ----------
+    n : int
+        Number of tokens.
+    c : int
+        The chunk, ``0 <= c < nchunks``.
+    nchunks : int
+        Number of chunks.
+
+    Returns
+    -------
+    ndarray
+        The rows of the chunk, increasing (int64).
+    """
     period = 2 * nchunks
     rows = np.empty(n, dtype=np.int64)
     m = 0
@@ -220,7 +275,26 @@ def chunk_rows(n, c, nchunks):
 
 @njit(cache=True, fastmath=True)
 def load_buffer(yt, buf):
-    """Copy ``yt`` into rows ``0..d-1`` of ``buf`` and zero the rest."""
+    """Copy ``yt`` into rows ``0 .. d-1`` of ``buf`` and zero the rest.
+
+    Rows of the chunk buffer ``buf`` (``2d + 3`` of them, one column per token): ``0 .. d-1``
+    the coordinates ``y``, ``d .. 2d-1`` the accumulator ``A``, ``2d`` the accumulator ``Z``,
+    ``2d + 1`` and ``2d + 2`` scratch.::
+
+        buf[k, j] = yt[k, j]   (k < d),      buf[k, j] = 0   (k >= d)
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates, one column per token.
+    buf : ndarray
+        ``(2d + 3, n)`` chunk buffer, overwritten.
+
+    Returns
+    -------
+    None
+        The result is in ``buf``.
+    """
     d, n = yt.shape
     for k in range(d):
         for j in range(n):
@@ -232,11 +306,40 @@ def load_buffer(yt, buf):
 
 @njit(cache=True, fastmath=True)
 def row3(buf, bb, coef, linear, i, j0, j1):
-    """Pairs ``(i, j)``, ``j0 <= j < j1``, ``d = 3``: add to rows 3..6 of ``buf``.
+    """Pairs ``(i, j)``, ``j0 <= j < j1``, ``d = 3``: add to rows 3 .. 6 of ``buf``.
 
-    ``coef = beta log2(e)``; ``bb`` is ``bias[i, j0:j1]`` or None.  The loop
-    runs over slices indexed from 0, so that Numba emits no negative-index
+    For every ``j`` in ``[j0, j1)`` the weight and both updates (the pair is added to both
+    tokens)::
+
+        w_ij = b_ij 2^(coef <y_i, y_j>),              coef = beta log2(e)
+        A_i += w_ij y_j,   Z_i += w_ij,   A_j += w_ij y_i,   Z_j += w_ij
+
+    The loop runs over slices indexed from 0, so that Numba emits no negative-index
     wraparound and LLVM vectorizes it.
+
+    Parameters
+    ----------
+    buf : ndarray
+        ``(9, n)`` chunk buffer (rows ``y``, ``A``, ``Z``, scratch), updated.
+    bb : ndarray or None
+        ``bias[i, j0:j1]``, or None for ``b = 1``.
+    coef : float
+        ``beta log2(e)``.
+    linear : bool
+        Constant ``phi'``.
+    i : int
+        The row.
+    j0, j1 : int
+        The columns.
+
+    Returns
+    -------
+    None
+        The sums are added to ``buf``.
+
+    References
+    ----------
+    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
     """
     u0 = buf[0, i]
     u1 = buf[1, i]
@@ -273,12 +376,38 @@ def row3(buf, bb, coef, linear, i, j0, j1):
 
 @njit(cache=True, fastmath=True)
 def row3_pair(buf, bb, bc, coef, linear, i, k, j0, j1):
-    """Pairs ``(i, j)`` and ``(k, j)``, ``j0 <= j < j1``, ``d = 3``: add to rows 3..6 of ``buf``.
+    """Pairs ``(i, j)`` and ``(k, j)``, ``j0 <= j < j1``, ``d = 3``: add to rows 3 .. 6 of ``buf``.
 
-    The weights ``w_ij`` and ``w_kj`` go first to the scratch rows 7 and 8,
-    then one loop adds ``w_ij y_j + w_kj y_j`` to the row sums and
-    ``w_ij y_i + w_kj y_k`` to the column accumulators.  ``bb``, ``bc`` are
-    ``bias[i, j0:j1]``, ``bias[k, j0:j1]`` or None.
+    The weights go first to the scratch rows 7 and 8, then one loop adds both rows' terms::
+
+        w_ij = b_ij 2^(coef <y_i, y_j>),   w_kj = b_kj 2^(coef <y_k, y_j>)
+        A_i += w_ij y_j,   A_k += w_kj y_j,   A_j += w_ij y_i + w_kj y_k
+
+    and the same for ``Z`` with ``y`` replaced by 1.
+
+    Parameters
+    ----------
+    buf : ndarray
+        ``(9, n)`` chunk buffer, updated (rows 7 and 8 used as scratch).
+    bb, bc : ndarray or None
+        ``bias[i, j0:j1]`` and ``bias[k, j0:j1]``, or None for ``b = 1``.
+    coef : float
+        ``beta log2(e)``.
+    linear : bool
+        Constant ``phi'``.
+    i, k : int
+        The two rows.
+    j0, j1 : int
+        The columns.
+
+    Returns
+    -------
+    None
+        The sums are added to ``buf``.
+
+    References
+    ----------
+    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
     """
     u0 = buf[0, i]
     u1 = buf[1, i]
@@ -344,9 +473,39 @@ def row3_pair(buf, bb, bc, coef, linear, i, k, j0, j1):
 
 @njit(cache=True, fastmath=True)
 def row_general(buf, bb, coef, linear, i, j0, j1, d):
-    """Pairs ``(i, j)``, ``j0 <= j < j1``, any ``d``: add to rows ``d..2d`` of ``buf``.
+    """Pairs ``(i, j)``, ``j0 <= j < j1``, any ``d``: add to rows ``d .. 2d`` of ``buf``.
 
-    Rows ``2d + 1`` and ``2d + 2`` of ``buf`` are scratch for ``t`` and ``w``.
+    As :func:`row3`, as separate vectorized loops over the scratch rows ``2d + 1`` (``t``) and
+    ``2d + 2`` (``w``)::
+
+        t_j = coef <y_i, y_j>,   w_j = b_ij 2^(t_j)
+        A_i += sum_j w_j y_j,   Z_i += sum_j w_j,   A_j += w_j y_i,   Z_j += w_j
+
+    Parameters
+    ----------
+    buf : ndarray
+        ``(2d + 3, n)`` chunk buffer, updated.
+    bb : ndarray or None
+        ``bias[i, j0:j1]``, or None for ``b = 1``.
+    coef : float
+        ``beta log2(e)``.
+    linear : bool
+        Constant ``phi'``.
+    i : int
+        The row.
+    j0, j1 : int
+        The columns.
+    d : int
+        The dimension.
+
+    Returns
+    -------
+    None
+        The sums are added to ``buf``.
+
+    References
+    ----------
+    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
     """
     m = j1 - j0
     t = buf[2 * d + 1, j0:j1]
@@ -379,7 +538,34 @@ def row_general(buf, bb, coef, linear, i, j0, j1, d):
 
 @njit(cache=True, fastmath=True)
 def row_pairs(buf, bb, coef, linear, i, j0, j1, d):
-    """Pairs ``(i, j)``, ``j0 <= j < j1``, with the kernel for this ``d``."""
+    """Pairs ``(i, j)``, ``j0 <= j < j1``, with the kernel for this ``d``.
+
+    ::
+
+        row_pairs = row3 (d = 3),   row_general (otherwise)
+
+    Parameters
+    ----------
+    buf : ndarray
+        ``(2d + 3, n)`` chunk buffer, updated.
+    bb : ndarray or None
+        ``bias[i, j0:j1]``, or None for ``b = 1``.
+    coef : float
+        ``beta log2(e)``.
+    linear : bool
+        Constant ``phi'``.
+    i : int
+        The row.
+    j0, j1 : int
+        The columns.
+    d : int
+        The dimension.
+
+    Returns
+    -------
+    None
+        The sums are added to ``buf``.
+    """
     if d == 3:
         row3(buf, bb, coef, linear, i, j0, j1)
     else:
@@ -390,8 +576,39 @@ def row_pairs(buf, bb, coef, linear, i, j0, j1, d):
 def chunk_sums(yt, bias, has_bias, beta, linear, rows, buf):
     """Sums over the pairs ``i < j`` of the given rows ``i``, into ``buf``.
 
-    On return rows ``d..2d-1`` of ``buf`` hold this chunk's part of ``A`` and
-    row ``2d`` its part of ``Z`` (both without the diagonal).
+    Column tiles of ``BLOCK`` tokens, rows two at a time for ``d = 3``::
+
+        A_i += w_ij y_j,   Z_i += w_ij,   A_j += w_ij y_i,   Z_j += w_ij
+        for i in rows, i < j < n
+
+    On return rows ``d .. 2d-1`` of ``buf`` hold this chunk's part of ``A`` and row ``2d`` its
+    part of ``Z`` (both without the diagonal).
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates, one column per token.
+    bias : ndarray
+        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
+    has_bias : bool
+        Whether ``bias`` multiplies the weights.
+    beta : float
+        The inverse temperature.
+    linear : bool
+        Constant ``phi'`` (no exponential).
+    rows : ndarray
+        The rows of the chunk, increasing (:func:`chunk_rows`).
+    buf : ndarray
+        ``(2d + 3, n)`` chunk buffer, overwritten.
+
+    Returns
+    -------
+    None
+        The sums are in ``buf``.
+
+    References
+    ----------
+    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
     """
     d, n = yt.shape
     coef = beta * LOG2E
@@ -430,7 +647,36 @@ def chunk_sums(yt, bias, has_bias, beta, linear, rows, buf):
 
 @njit(cache=True, fastmath=True)
 def diagonal_weights(yt, bias, has_bias, beta, linear, w):
-    """``w[i] = w_ii = b_ii phi'(|y_i|^2)``, the self-interaction weights (vectorized loops)."""
+    """The self-interaction weights ``w_ii`` (vectorized loops), written to ``w``.
+
+    ::
+
+        w[i] = b_ii phi'(|y_i|^2)
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates, one column per token.
+    bias : ndarray
+        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
+    has_bias : bool
+        Whether ``bias`` multiplies the weights.
+    beta : float
+        The inverse temperature.
+    linear : bool
+        Constant ``phi'`` (no exponential).
+    w : ndarray
+        ``(n,)``, overwritten.
+
+    Returns
+    -------
+    None
+        The weights are in ``w``.
+
+    References
+    ----------
+    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
+    """
     d, n = yt.shape
     coef = beta * LOG2E
     for i in range(n):
@@ -447,7 +693,34 @@ def diagonal_weights(yt, bias, has_bias, beta, linear, w):
 
 @njit(cache=True, fastmath=True)
 def add_diagonal(yt, bias, has_bias, beta, linear, acc, z):
-    """Add the self-interaction ``w_ii y_i`` of every token to ``acc`` and ``w_ii`` to ``z``."""
+    """Add the self-interaction of every token to the pair sums.
+
+    ::
+
+        acc[:, i] += w_ii y_i,   z[i] += w_ii,   w_ii = b_ii phi'(|y_i|^2)
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates, one column per token.
+    bias : ndarray
+        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
+    has_bias : bool
+        Whether ``bias`` multiplies the weights.
+    beta : float
+        The inverse temperature.
+    linear : bool
+        Constant ``phi'`` (no exponential).
+    acc : ndarray
+        ``(d, n)`` sums ``A``, updated.
+    z : ndarray
+        ``(n,)`` sums ``Z``, updated.
+
+    Returns
+    -------
+    None
+        The sums are updated in place.
+    """
     d, n = yt.shape
     w = np.empty(n)
     diagonal_weights(yt, bias, has_bias, beta, linear, w)
@@ -460,7 +733,28 @@ def add_diagonal(yt, bias, has_bias, beta, linear, acc, z):
 
 @njit(cache=True, fastmath=True)
 def reduce_chunks(bufs, d, acc, z):
-    """``acc = sum_c bufs[c, d:2d]`` and ``z = sum_c bufs[c, 2d]``."""
+    """Add the chunks' parts of ``A`` and ``Z`` to ``acc`` and ``z``.
+
+    ::
+
+        acc[k, j] += sum_c bufs[c, d + k, j],    z[j] += sum_c bufs[c, 2d, j]
+
+    Parameters
+    ----------
+    bufs : ndarray
+        ``(C, 2d + 3, n)`` chunk buffers.
+    d : int
+        The dimension.
+    acc : ndarray
+        ``(d, n)``, updated.
+    z : ndarray
+        ``(n,)``, updated.
+
+    Returns
+    -------
+    None
+        The sums are updated in place.
+    """
     n = acc.shape[1]
     for c in range(bufs.shape[0]):
         for k in range(d):
@@ -472,7 +766,37 @@ def reduce_chunks(bufs, d, acc, z):
 
 @njit(cache=True, fastmath=True)
 def serial_chunk_sums(yt, bias, has_bias, beta, linear):
-    """All pairs ``i < j`` in one chunk: a ``(1, 2d + 3, n)`` array of chunk buffers."""
+    """All pairs ``i < j`` in one chunk (one thread).
+
+    The chunk buffers hold the off-diagonal pair sums::
+
+        sum_c bufs[c, d:2d, i] = sum_{j != i} w_ij y_j
+        sum_c bufs[c, 2d, i]   = sum_{j != i} w_ij
+        w_ij = b_ij phi'(<y_i, y_j>)
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates, one column per token.
+    bias : ndarray
+        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
+    has_bias : bool
+        Whether ``bias`` multiplies the weights.
+    beta : float
+        The inverse temperature.
+    linear : bool
+        Constant ``phi'`` (no exponential).
+
+    Returns
+    -------
+    ndarray
+        ``(1, 2d + 3, n)`` chunk buffers: rows ``d .. 2d-1`` of ``bufs[c]`` hold chunk ``c``'s
+        part of ``A``, row ``2d`` its part of ``Z`` (without the diagonal).
+
+    References
+    ----------
+    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
+    """
     d, n = yt.shape
     bufs = np.empty((1, 2 * d + 3, n))
     chunk_sums(yt, bias, has_bias, beta, linear, chunk_rows(n, 0, 1), bufs[0])
@@ -481,10 +805,38 @@ def serial_chunk_sums(yt, bias, has_bias, beta, linear):
 
 @njit(cache=True, parallel=True, fastmath=True)
 def parallel_chunk_sums(yt, bias, has_bias, beta, linear):
-    """All pairs ``i < j`` in one chunk per thread, run in parallel: the chunk buffers.
+    """All pairs ``i < j`` in one chunk per thread, run in parallel.
 
-    Only the ``prange`` loop is parallel (no array expressions that Numba
-    would turn into parallel regions of their own).
+    ``C`` is Numba's thread count.  Only the ``prange`` loop is parallel (no array
+    expressions that Numba would turn into parallel regions of their own).  The chunk
+    buffers hold the off-diagonal pair sums::
+
+        sum_c bufs[c, d:2d, i] = sum_{j != i} w_ij y_j
+        sum_c bufs[c, 2d, i]   = sum_{j != i} w_ij
+        w_ij = b_ij phi'(<y_i, y_j>)
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates, one column per token.
+    bias : ndarray
+        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
+    has_bias : bool
+        Whether ``bias`` multiplies the weights.
+    beta : float
+        The inverse temperature.
+    linear : bool
+        Constant ``phi'`` (no exponential).
+
+    Returns
+    -------
+    ndarray
+        ``(C, 2d + 3, n)`` chunk buffers: rows ``d .. 2d-1`` of ``bufs[c]`` hold chunk ``c``'s
+        part of ``A``, row ``2d`` its part of ``Z`` (without the diagonal).
+
+    References
+    ----------
+    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
     """
     d, n = yt.shape
     nchunks = num_threads()
@@ -497,9 +849,25 @@ def parallel_chunk_sums(yt, bias, has_bias, beta, linear):
 
 @njit(cache=True, fastmath=IEEE)
 def fast_range(yt, beta, linear):
-    """Whether every exponent ``t = beta log2(e) <y_i, y_j>`` is within ``T_FAST`` (Cauchy-Schwarz).
+    """Whether every exponent ``t = beta log2(e) <y_i, y_j>`` is within ``T_FAST``.
 
-    ``|t| <= |beta| log2(e) max_i |y_i|^2``; False for a state with a ``nan``.
+    By Cauchy-Schwarz, ``|<y_i, y_j>| <= |y_i| |y_j| <= max_i |y_i|^2``, so the test is::
+
+        |beta| log2(e) max_i |y_i|^2 <= T_FAST    (True at once if linear)
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates.
+    beta : float
+        The inverse temperature.
+    linear : bool
+        Constant ``phi'``: no exponential, always True.
+
+    Returns
+    -------
+    bool
+        Whether the fast loops may be used; False for a state with a ``nan``.
     """
     if linear:
         return True
@@ -517,12 +885,37 @@ def fast_range(yt, beta, linear):
 
 @njit(cache=True, fastmath=IEEE)
 def saturated_chunk_sums(yt, bias, has_bias, beta, linear):
-    """All pairs ``i < j`` with the saturating :func:`.fastexp.fexp2` (plain loops): one chunk
-    buffer.
+    """All pairs ``i < j`` with the saturating :func:`.fastexp.fexp2` (plain loops).
 
-    For states outside :func:`fast_range`: weights beyond the double range are
-    ``inf`` or ``0`` (and ``nan`` stays ``nan``), as the exact exponential's
-    would be, instead of the garbage of the fast loops.
+    For states outside :func:`fast_range`: weights beyond the double range are ``inf`` or ``0``
+    (and ``nan`` stays ``nan``), as the exact exponential's would be::
+
+        sum_c bufs[c, d:2d, i] = sum_{j != i} w_ij y_j
+        sum_c bufs[c, 2d, i]   = sum_{j != i} w_ij
+        w_ij = b_ij phi'(<y_i, y_j>)
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates, one column per token.
+    bias : ndarray
+        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
+    has_bias : bool
+        Whether ``bias`` multiplies the weights.
+    beta : float
+        The inverse temperature.
+    linear : bool
+        Constant ``phi'`` (no exponential).
+
+    Returns
+    -------
+    ndarray
+        ``(1, 2d + 3, n)`` chunk buffers: rows ``d .. 2d-1`` of ``bufs[c]`` hold chunk ``c``'s
+        part of ``A``, row ``2d`` its part of ``Z`` (without the diagonal).
+
+    References
+    ----------
+    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
     """
     d, n = yt.shape
     bufs = np.zeros((1, 2 * d + 3, n))
@@ -545,10 +938,38 @@ def saturated_chunk_sums(yt, bias, has_bias, beta, linear):
 
 @njit(cache=True, fastmath=True)
 def chunk_buffers(yt, bias, has_bias, beta, linear):
-    """The pair sums over ``i < j`` as chunk buffers: serial below ``PARALLEL_MIN`` tokens, else parallel.
+    """The pair sums over ``i < j`` as chunk buffers, by the method that fits the state.
 
-    Outside :func:`fast_range` (only for ``|beta|`` above about 708, or a
-    state that is not on the sphere) the plain saturating loops.
+    Serial below ``PARALLEL_MIN`` tokens, else parallel; outside :func:`fast_range` (only for
+    ``|beta|`` above about 708, or a state that is not on the sphere) the plain saturating
+    loops.  In every case::
+
+        sum_c bufs[c, d:2d, i] = sum_{j != i} w_ij y_j
+        sum_c bufs[c, 2d, i]   = sum_{j != i} w_ij
+        w_ij = b_ij phi'(<y_i, y_j>)
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates, one column per token.
+    bias : ndarray
+        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
+    has_bias : bool
+        Whether ``bias`` multiplies the weights.
+    beta : float
+        The inverse temperature.
+    linear : bool
+        Constant ``phi'`` (no exponential).
+
+    Returns
+    -------
+    ndarray
+        ``(C, 2d + 3, n)`` chunk buffers: rows ``d .. 2d-1`` of ``bufs[c]`` hold chunk ``c``'s
+        part of ``A``, row ``2d`` its part of ``Z`` (without the diagonal).
+
+    References
+    ----------
+    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
     """
     if not fast_range(yt, beta, linear):
         return saturated_chunk_sums(yt, bias, has_bias, beta, linear)
@@ -559,31 +980,37 @@ def chunk_buffers(yt, bias, has_bias, beta, linear):
 
 @njit(cache=True, fastmath=True)
 def pair_sums(yt, bias, has_bias, beta, linear):
-    """Return ``(A, Z)`` with ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij``.
+    """The pair sums ``A`` and ``Z`` of the velocity field, diagonal included.
 
-    ``yt`` holds the gauge coordinates as a ``(d, n)`` array (one row per
-    coordinate).  ``bias`` is the symmetric ``(n, n)`` bias matrix when
-    ``has_bias`` (any 2-D array otherwise).  Weights beyond the double range
-    are ``inf`` or ``0`` (:func:`.fastexp.fexp2`).  Serial below
+    For every token ``i``::
+
+        A[:, i] = sum_j w_ij y_j,    Z[i] = sum_j w_ij,
+        w_ij = b_ij phi'(<y_i, y_j>),   phi'(s) = exp(beta s)  or  1 (linear)
+
+    Weights beyond the double range are ``inf`` or ``0`` (:func:`.fastexp.fexp2`).  Serial below
     ``PARALLEL_MIN`` tokens, parallel above.
 
     Parameters
     ----------
     yt : ndarray
-        ``(d, n)`` gauge coordinates.
+        ``(d, n)`` gauge coordinates, one column per token.
     bias : ndarray
-        ``(n, n)`` symmetric when ``has_bias``.
+        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
     has_bias : bool
         Whether ``bias`` multiplies the weights.
     beta : float
-        Inverse temperature.
+        The inverse temperature.
     linear : bool
-        Constant ``phi'``.
+        Constant ``phi'`` (no exponential).
 
     Returns
     -------
     tuple of ndarray
         ``(A, Z)``, shapes ``(d, n)`` and ``(n,)``.
+
+    References
+    ----------
+    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
     """
     d, n = yt.shape
     bufs = chunk_buffers(yt, bias, has_bias, beta, linear)
@@ -596,12 +1023,16 @@ def pair_sums(yt, bias, has_bias, beta, linear):
 
 @njit(cache=True, fastmath=True)
 def finish_velocity(yt, bufs, params, out):
-    """``out[:, i] = P_{y_i}(A[:, i] / N_i)`` from the chunk buffers; zero for frozen tokens.
+    """The velocity from the chunk buffers: ``out[:, i] = P_{y_i}(A_i / N_i)``, 0 if frozen.
 
-    One pass per row: ``A`` is the chunks' sums plus the diagonal ``w_ii y_i``
-    (written straight into ``out``), then ``<y_i, A_i>`` and the projection.
-    The two scratch rows of the first chunk buffer hold ``w_ii`` and the dot
-    products; its ``Z`` row becomes the total ``Z`` for SA.
+    With ``A`` the chunks' sums plus the diagonal ``w_ii y_i`` (written straight into
+    ``out``)::
+
+        out_i = (A_i - <y_i, A_i> y_i) / N_i,    N_i = n (USA)  or  Z_i (SA)
+        out_i = 0                                 (frozen token i)
+
+    The two scratch rows of the first chunk buffer hold ``w_ii`` and the dot products; its
+    ``Z`` row becomes the total ``Z`` for SA.
 
     Parameters
     ----------
@@ -613,6 +1044,15 @@ def finish_velocity(yt, bufs, params, out):
         The kernel's parameters.
     out : ndarray
         ``(d, n)``, overwritten.
+
+    Returns
+    -------
+    None
+        The velocity is in ``out``.
+
+    References
+    ----------
+    Definition 1.1 (ch1-def-sa-usa) of the book: the projection and the two normalizations.
     """
     d, n = yt.shape
     bias, has_bias, beta, linear = params.bias, params.has_bias, params.beta, params.linear
@@ -668,6 +1108,11 @@ def finish_velocity(yt, bufs, params, out):
 def velocity(yt, params, out):
     """The velocity field ``dy/dt`` at ``yt``, written to ``out``.
 
+    For every token ``i``, with ``P_y v = v - <y, v> y``::
+
+        dy_i/dt = P_{y_i}( (1/N_i) sum_j w_ij y_j ),   dy_i/dt = 0 if frozen
+        w_ij = b_ij phi'(<y_i, y_j>),   N_i = n (USA)  or  sum_j w_ij (SA)
+
     Parameters
     ----------
     yt : ndarray
@@ -675,19 +1120,38 @@ def velocity(yt, params, out):
     params : KernelParams
         Bias matrix, ``beta`` and the flags of the field, by name.
     out : ndarray
-        ``(d, n)``, overwritten with ``P_{y_i}(A_i / N_i)`` (zero for frozen tokens).
+        ``(d, n)``, overwritten with the velocity.
+
+    Returns
+    -------
+    None
+        The velocity is in ``out``.
 
     References
     ----------
-    The gauge-coordinate form of the model: Theorem 4.1 (ch4-thm-conjugacy) of the book;
-    arXiv:2605.30229.
+    Definition 1.1 (ch1-def-sa-usa), Definition 3.1 (ch3-def-av) and Definition 7.1
+    (ch7-def-bias) of the book: the field; Theorem 4.1 (ch4-thm-conjugacy) and Theorem 6.1
+    (ch6-thm-gauge): the models in gauge coordinates.  arXiv:2605.30229.
     """
     bufs = chunk_buffers(yt, params.bias, params.has_bias, params.beta, params.linear)
     finish_velocity(yt, bufs, params, out)
 
 
 def thread_policy():
-    """One line describing the threading set-up in effect (printed by the benchmarks)."""
+    """One line describing the threading set-up in effect (printed by the benchmarks).
+
+    The line reads::
+
+        threading layer <layer>, <k> threads, OMP_WAIT_POLICY=<policy>,
+        serial below n = <PARALLEL_MIN>
+
+    (on one line; ``<policy>`` is ``(unset)`` when the environment does not set it).
+
+    Returns
+    -------
+    str
+        The line.
+    """
     return (f"threading layer {numba.threading_layer()}, {numba.get_num_threads()} threads, "
             f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}, "
             f"serial below n = {PARALLEL_MIN}")
