@@ -129,6 +129,7 @@ from ._version import __version__
 
 from . import biases, diagnostics, dynamics, experiments, gauges, laws, maximizers, models, profiles
 from . import progress, reductions, spectral, sphere
+from . import meanfield
 from .models import Model
 from .solver import IntegrationError, energy, energy_bound, simulate
 from .trajectory import Trajectory
@@ -146,7 +147,7 @@ def __getattr__(name):
 
 __all__ = [
     "biases", "diagnostics", "dynamics", "experiments", "gauges", "laws", "maximizers", "models",
-    "profiles", "progress", "reductions", "spectral", "sphere",
+    "profiles", "progress", "reductions", "spectral", "sphere", "meanfield",
     "Model",
     "IntegrationError", "energy", "energy_bound", "simulate", "Trajectory", "__version__",
 ]

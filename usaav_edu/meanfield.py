@@ -1,0 +1,1062 @@
+"""The mean-field limit on the circle: a spectral solver of the density equation (d = 2).
+
+As ``n -> infinity`` the empirical law of the tokens obeys a continuity equation (the book's
+chapter on the mean-field limit; arXiv:2605.30229).  On the circle, with a token
+``x = (cos theta, sin theta)`` and a density ``f(t, theta)`` of the angle (``int f dtheta = 1``
+over ``[0, 2 pi)``), USA reads ::
+
+    d/dt f + d/dtheta (f w[f]) = 0,
+    w[f](theta) = int phi'(cos(s - theta)) sin(s - theta) f(s) ds = d/dtheta (Phi * f)(theta),
+
+with ``Phi(u) = phi(cos u)`` and ``*`` the convolution on the circle: a particle at ``theta``
+moves with the velocity ``w`` that ``n`` particles give it, ``(1/n) sum_j phi'(cos(theta_j -
+theta)) sin(theta_j - theta)``.  The equation is the gradient ascent (in the Wasserstein
+metric) of the energy ::
+
+    E[f] = 1/2 iint phi(cos(s - t)) f(s) f(t) ds dt,
+
+which it never lowers.
+
+**Labels.**  A model with labels takes ``L`` label values ``xi_1 .. xi_L`` with weights
+``rho_1 .. rho_L`` (the law of the labels) and one conditional density ``f_l`` per label, each
+of mass 1.  In the gauge angle ``psi = theta + omega xi`` (the RoPE gauge in d = 2 rotates the
+token by ``omega xi``; the identity gauge has ``omega = 0``) the conditional densities
+``g_l(psi) = f_l(psi - omega xi_l)`` obey ::
+
+    d/dt g_l + d/dpsi (g_l w_l) = 0,
+    w_l(psi) = sum_j rho_j b(xi_l, xi_j) int phi'(cos(s - psi)) sin(s - psi) g_j(s) ds,
+
+the limit of ``n_l = rho_l n`` tokens per label (Theorem 4.1 (ch4-thm-conjugacy) of the book:
+in gauge coordinates every model is USA with the weights ``b``).  A token's content angle moves
+with its gauge angle (its label is frozen), so the content velocity of label ``l`` at ``theta``
+is ``w_l(theta + omega xi_l)``.  The input and the output are content densities ``f_l``;
+:meth:`DensityTrajectory.in_gauge` gives the gauge densities.  If every conditional starts as
+one ``g0`` shifted, ``f_l(0, theta) = g0(theta + omega xi_l)``, and ``b = 1``, all ``g_l`` solve
+USA from ``g0``, so ``f_l(t, theta) = g(t, theta + omega xi_l)``.  The SA normalization divides
+``w_l`` by the local weight ``sum_j rho_j b(xi_l, xi_j) int phi'(cos(s - psi)) g_j(s) ds``.
+
+**Numerics.**  A density on the grid ``theta_k = 2 pi k / m`` (``m`` even, at least 16) is its
+trigonometric interpolant of degree below ``m / 2`` (the mode ``m / 2``, which a grid cannot
+shift or differentiate, is dropped), held as its Fourier coefficients
+``c_k = int f(theta) e^{-i k theta} dtheta``, ``k = 0 .. m/2 - 1`` (so ``c_0`` is the mass).
+The velocity is exact in Fourier space: ``w_k = i k Phi_k c_k`` with ``Phi_k = 2 pi I_k(beta) /
+beta`` for ``phi(s) = e^{beta s} / beta`` (``I_k`` the modified Bessel functions, computed as
+``e^{-beta} I_k(beta)`` by the FFT of ``e^{beta (cos u - 1)}`` and scaled back by ``e^beta``)
+and ``Phi_{+-1} = pi`` for the linear profile.  The flux ``f w`` is formed on a grid of
+``3m/2`` points (zero padding: no aliasing into the kept modes) and differentiated in Fourier
+space, so the scheme is the Galerkin truncation of the equation: the mass ``c_0`` is never
+changed (its time derivative is exactly ``0 * flux``) and, for USA and ``f >= 0``, the energy
+cannot fall.  Time: Dormand-Prince 5(4) (:data:`usaav_edu.dynamics.integrators.DOPRI5`) with
+error control on the grid values.
+
+**Collapse.**  USA concentrates the density (without labels it tends to a Dirac mass), and a
+fixed grid resolves only so much.  After every step the solver measures the **tail**, the
+fraction of the L2 norm of ``f`` carried by the top third of its modes ::
+
+    tail = sqrt( sum_{k >= ceil(m/3)} |c_k|^2 / sum_k |c_k|^2 )    (largest over the labels)
+
+and the least value of ``f`` on the grid.  A tail above ``tail_tol`` or a value below
+``-negative_tol * max f`` means that the density has sharpened beyond what the grid resolves;
+:func:`solve` then raises :class:`UnresolvedError` (which carries the frames computed so far)
+or, with ``on_unresolved="stop"``, returns them with the status :attr:`Status.UNRESOLVED`.
+
+**Particles and densities.**  :func:`sample` draws angles from a density (randomly or at its
+quantiles); :func:`empirical_distance` measures how far such angles (or those of a particle
+run) are from a density, in W1, Kolmogorov-Smirnov or Kuiper distance on the circle.
+
+Every function validates its input and raises TypeError or ValueError naming the argument.
+
+References
+----------
+The book's chapter on the mean-field limit; F. Golse, "On the dynamics of large particle
+systems in the mean field limit", in *Macroscopic and Large Scale Phenomena*, Springer (2016)
+(stability of the limit); B. Geshkovski, C. Letrouit, Y. Polyanskiy, P. Rigollet, "A
+mathematical perspective on Transformers" (2023) (the equation on the circle);
+J. P. Boyd, *Chebyshev and Fourier Spectral Methods*, 2nd ed., Dover (2001), chapter 11
+(dealiasing by zero padding).
+"""
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+
+from . import _validate as v
+from .dynamics.integrators import DOPRI5, EPS
+from .gauges import IdentityGauge, RopeGauge
+from .models import Model, require_model
+from .solver import IntegrationError
+
+__all__ = [
+    "solve", "DensityTrajectory", "Status", "UnresolvedError", "grid", "energy", "velocity",
+    "sample", "empirical_distance", "TAIL_TOL", "NEGATIVE_TOL", "MASS_TOL", "DEFAULT_MAX_STEPS",
+]
+
+TWO_PI = 2.0 * np.pi
+M_MIN = 16
+TAIL_TOL = 1e-6
+"""Default largest tail (the top third of the modes' share of the L2 norm) of a resolved density.
+
+When the modes of a smooth density decay geometrically, a tail of 1e-6 in the top third leaves
+about 1e-9 of the norm beyond the grid."""
+NEGATIVE_TOL = 1e-6
+"""Default largest depth of a negative value, relative to the largest value, of a resolved density."""
+MASS_TOL = 1e-10
+"""How far the mass of an input density, ``(2 pi / m) sum_k f(theta_k)``, may be from 1."""
+INPUT_NEGATIVE_TOL = 1e-12
+"""How negative an input density may be, relative to its largest value (round-off of a frame)."""
+DEFAULT_MAX_STEPS = 10 ** 5
+"""The default cap on the Dormand-Prince trial steps of one :func:`solve` call."""
+ENERGY_RTOL = 1e-10
+"""The relative fall of the energy between two frames that :func:`solve` tolerates (plus rtol)."""
+STABILITY = 0.95
+"""The largest ``h (m/2 - 1) max|w|`` of a step (see :func:`solve`).
+
+The fastest Fourier mode ``k = m/2 - 1`` has eigenvalues up to about ``i k max|w|``, and
+Dormand-Prince 5(4) damps ``y' = i lambda y`` only for ``|h lambda|`` up to about 1
+(``|R(i)| = 1 + 1.4e-6``, ``|R(2 i)| = 1.03``).  Larger steps, which its error control would
+accept, let the top modes grow to the size of the tolerance: noise that looks like a
+density sharpening beyond the grid."""
+HOW = ("random", "quantile")
+METRICS = ("w1", "ks", "kuiper")
+
+
+class UnresolvedError(IntegrationError):
+    """The density sharpened beyond what the grid resolves (collapse).
+
+    Attributes
+    ----------
+    t : float
+        The time at which the tail or the negative values crossed their thresholds.
+    partial : DensityTrajectory
+        The frames computed before that time (status :attr:`Status.UNRESOLVED`).
+    """
+
+    def __init__(self, message, t, partial):
+        super().__init__(message)
+        self.t = t
+        self.partial = partial
+
+
+class Status(Enum):
+    """How a :func:`solve` call ended; ``status.message`` says what it means."""
+
+    COMPLETED = "the density was integrated to t_max and stayed resolved"
+    UNRESOLVED = ("the density sharpened beyond what the grid resolves (collapse): the frames end "
+                  "before t_max")
+
+    @property
+    def message(self):
+        """The meaning of the status, one sentence."""
+        return self.value
+
+
+# ---------------------------------------------------------------------- checks
+def _check_m(m, name="m"):
+    m = v.integer(name, m, minimum=M_MIN)
+    if m % 2:
+        raise ValueError(f"{name} must be even (the grid has m / 2 Fourier modes), got {m}")
+    return m
+
+
+def grid(m):
+    """The uniform grid ``theta_k = 2 pi k / m``, ``k = 0 .. m - 1``, of ``[0, 2 pi)``.
+
+    Parameters
+    ----------
+    m : int
+        The number of points: even, at least 16.
+
+    Returns
+    -------
+    ndarray
+        ``(m,)`` angles.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``m`` is not an even integer >= 16.
+    """
+    m = _check_m(m)
+    return TWO_PI * np.arange(m) / m
+
+
+def _circle_model(model, name="model"):
+    """``(model, omega)`` if the model acts on the circle; ValueError or TypeError otherwise."""
+    model = require_model(model, name)
+    g = model.gauge
+    if isinstance(g, IdentityGauge):
+        if g.d not in (None, 2):
+            raise ValueError(f"{name} must act on the circle (d = 2); its gauge has d = {g.d}")
+        omega = 0.0
+    elif isinstance(g, RopeGauge):
+        if len(g.omegas) != 1 or g.d not in (None, 2):
+            raise ValueError(f"{name} must act on the circle (d = 2): a RoPE gauge with one "
+                             f"frequency; got omegas = {g.omegas}, d = {g.d}")
+        omega = g.omegas[0]
+    else:
+        raise ValueError(f"{name}: the density solver takes the identity gauge or the RoPE gauge "
+                         f"in d = 2, got the gauge {type(g).__name__} ({model.name!r})")
+    if not model.rotate_values:
+        raise ValueError(f"{name}: the variant with unrotated values (rotate_values=False) is not "
+                         f"a gradient flow and has no density solver here")
+    return model, omega
+
+
+def _labels(model, xi, rho):
+    """``(xi, rho, A)`` with ``A = B diag(rho)``, or ``(None, None, [[1]])`` without labels."""
+    if model.labels == "none":
+        if xi is not None or rho is not None:
+            raise ValueError(f"xi and rho must be None for model {model.name!r}, which has no "
+                             f"labels (give f as one density of shape (m,))")
+        return None, None, np.ones((1, 1))
+    if xi is None:
+        raise ValueError(f"xi must be given for model {model.name!r} ({model.labels} labels): "
+                         f"the L label values of the conditional densities")
+    arr = v.float_array("xi", xi, ndim=1)
+    if arr.size < 1:
+        raise ValueError("xi must hold at least one label value")
+    xi = model.check_labels(arr, arr.size)
+    n_labels = xi.size
+    if rho is None:
+        rho = np.full(n_labels, 1.0 / n_labels)
+    else:
+        rho = v.float_array("rho", rho, ndim=1)
+        if rho.shape != (n_labels,):
+            raise ValueError(f"rho must have shape ({n_labels},) (one weight per label of xi), got "
+                             f"{rho.shape}")
+        if np.any(rho < 0.0):
+            raise ValueError(f"rho must be non-negative weights, got a smallest weight "
+                             f"{rho.min():.3g}")
+        if abs(rho.sum() - 1.0) > MASS_TOL:
+            raise ValueError(f"rho must sum to 1 within {MASS_TOL:g} (it is not renormalized), got "
+                             f"a sum of {rho.sum():.16g}")
+    bias = model.bias_matrix(xi)
+    b = np.ones((n_labels, n_labels)) if bias is None else np.asarray(bias, dtype=np.float64)
+    if model.normalization == "sa" and np.any(b < 0.0):
+        raise ValueError(f"the SA normalization needs a non-negative bias; model {model.name!r} "
+                         f"gives negative b(xi, zeta) for these xi")
+    return xi, rho, b * rho[None, :]
+
+
+def _density(name, f, n_labels, labelled):
+    """``f`` as an ``(L, m)`` float array of densities: finite, non-negative, mass 1 each."""
+    arr = v.float_array(name, f)
+    if labelled:
+        if arr.ndim != 2 or arr.shape[0] != n_labels:
+            raise ValueError(f"{name} must have shape ({n_labels}, m): one density per label of "
+                             f"xi, got shape {arr.shape}")
+    else:
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must have shape (m,) (one density on the grid), got shape "
+                             f"{arr.shape}")
+        arr = arr[None, :]
+    m = arr.shape[1]
+    if m < M_MIN or m % 2:
+        raise ValueError(f"{name} must have an even number m >= {M_MIN} of grid values per "
+                         f"density, got m = {m}")
+    top = float(np.max(arr))
+    low = float(np.min(arr))
+    if low < -INPUT_NEGATIVE_TOL * max(top, 0.0) or top <= 0.0:
+        raise ValueError(f"{name} must be a non-negative density (values >= 0), got a smallest "
+                         f"value {low:.3g} (largest {top:.3g})")
+    mass = TWO_PI / m * arr.sum(axis=1)
+    bad = np.abs(mass - 1.0) > MASS_TOL
+    if np.any(bad):
+        k = int(np.argmax(np.abs(mass - 1.0)))
+        which = f"{name}[{k}]" if labelled else name
+        raise ValueError(f"{which} must integrate to 1 within {MASS_TOL:g} ((2 pi / m) sum f = "
+                         f"{mass[k]:.16g}); it is not renormalized: divide it by its mass "
+                         f"yourself if that is what you mean")
+    return arr
+
+
+# ---------------------------------------------------------------------- the discrete operator
+def _bessel_scaled(beta, n_modes):
+    """``e^{-beta} I_k(beta)``, ``k = 0 .. n_modes - 1``, by the FFT of ``e^{beta (cos u - 1)}``.
+
+    The trapezoid rule on ``K`` points adds ``e^{-beta} I_{K - k}(beta)`` and farther terms to
+    the ``k``-th coefficient; ``K`` is chosen so that they are below rounding.  ``expm1`` keeps
+    the coefficients ``k >= 1`` accurate for a tiny ``beta``.
+    """
+    need = 2 * n_modes + int(40.0 * math.sqrt(beta)) + 64
+    size = 1 << max(6, (need - 1).bit_length())
+    u = TWO_PI * np.arange(size) / size
+    coef = np.fft.rfft(np.expm1(beta * (np.cos(u) - 1.0))).real / size
+    coef[0] += 1.0
+    out = np.zeros(n_modes)
+    n = min(n_modes, coef.size)
+    out[:n] = coef[:n]
+    return np.maximum(out, 0.0)
+
+
+class _Operator:
+    """The discretized equation on ``m`` points: coefficients computed once per run."""
+
+    def __init__(self, model, omega, xi, a, m):
+        self.model, self.omega, self.xi, self.a = model, omega, xi, a
+        self.m, self.N = m, m // 2
+        self.M = 3 * self.N + (3 * self.N) % 2
+        self.k = np.arange(self.N)
+        self.ik = 1j * self.k
+        self.sa = model.normalization == "sa"
+        beta = model.beta
+        if model.linear:
+            phi = np.zeros(self.N)
+            phi[1] = np.pi
+            self.phi_hat = phi
+            self.scaled = None
+            self.k_max = 1.0  # max |phi'(cos u) sin u|
+            self.phi_bound = 1.0
+        else:
+            ive = _bessel_scaled(beta, self.N)
+            self.scaled = ive
+            self.phi_hat = TWO_PI * math.exp(beta) / beta * ive
+            u = np.linspace(0.0, np.pi, 2001)
+            self.k_max = float(np.max(np.exp(beta * (np.cos(u) - 1.0)) * np.sin(u))) * math.exp(beta)
+            self.phi_bound = max(1.0, math.exp(beta) / beta)
+        self.ik_phi = self.ik * self.phi_hat
+        self.shift = (np.ones((1, self.N), dtype=complex) if xi is None
+                      else np.exp(-1j * np.outer(omega * xi, self.k)))
+
+    # state <-> grid
+    def coefficients(self, f):
+        """Gauge coefficients ``(L, N)`` of content densities ``f`` ``(L, m)``."""
+        c = np.fft.rfft(f, axis=-1)[:, :self.N] * (TWO_PI / self.m)
+        return c * self.shift
+
+    def content(self, g):
+        """Content coefficients of gauge coefficients ``g`` (``(..., L, N)``)."""
+        return g * np.conj(self.shift)
+
+    def values(self, c, size=None):
+        """Grid values on ``size`` points (default ``m``) of coefficients ``c``."""
+        size = self.m if size is None else size
+        return np.fft.irfft(c * (size / TWO_PI), n=size, axis=-1)
+
+    def max_speed(self):
+        """A bound of ``|w|``: the largest row sum of ``|A|`` times ``max |phi'(cos u) sin u|``."""
+        if self.sa:
+            return 1.0
+        return float(np.max(np.abs(self.a).sum(axis=1))) * self.k_max
+
+    def velocity_gauge(self, g, size):
+        """The velocity ``w_l`` on ``size`` points of the gauge angle."""
+        mix = self.a @ g
+        w = self.values(self.ik_phi * mix, size)
+        if self.sa:
+            if self.scaled is None:
+                z = mix[:, :1].real
+            else:
+                z = self.values(TWO_PI * math.exp(self.model.beta) * self.scaled * mix, size)
+            w = w / z
+        return w
+
+    def rhs(self, g):
+        """``dg/dt = -i k (g w)_k`` with the product formed on ``M`` points."""
+        f = self.values(g, self.M)
+        w = self.velocity_gauge(g, self.M)
+        self.speed = float(np.max(np.abs(w)))
+        flux = np.fft.rfft(f * w, axis=-1)[:, :self.N] * (TWO_PI / self.M)
+        return -self.ik * flux
+
+    def energy(self, g, rho):
+        """``1/2 sum_lj rho_l rho_j b_lj iint Phi(s - t) g_l(s) g_j(t)`` by Parseval."""
+        mix = self.a @ g
+        weights = np.full(self.N, 2.0)
+        weights[0] = 1.0
+        per = (weights * self.phi_hat * (g * np.conj(mix)).real).sum(axis=1) / (2.0 * TWO_PI)
+        r = np.ones(1) if rho is None else rho
+        return float(r @ per)
+
+
+def _tail(c):
+    """The largest over the rows of the top third of the modes' share of the L2 norm."""
+    n_modes = c.shape[-1]
+    kc = -(-2 * n_modes // 3)
+    power = np.abs(c) ** 2
+    power[..., 1:] *= 2.0
+    total = power.sum(axis=-1)
+    return float(np.max(np.sqrt(power[..., kc:].sum(axis=-1) / total)))
+
+
+# ---------------------------------------------------------------------- result
+@dataclass(frozen=True, eq=False)
+class DensityTrajectory:
+    """Frames of a density run (:func:`solve`).
+
+    Attributes
+    ----------
+    t : ndarray
+        ``(F,)`` frame times from 0 (fewer than ``n_frames`` if the run stopped unresolved).
+    theta : ndarray
+        ``(m,)`` the grid ``2 pi k / m``.
+    f : ndarray
+        ``(F, m)`` densities, or ``(F, L, m)`` conditional densities for a model with labels,
+        in content angles.
+    coefficients : ndarray
+        ``(F, m/2)`` or ``(F, L, m/2)`` complex Fourier coefficients
+        ``c_k = int f e^{-i k theta} dtheta`` of ``f``, ``k = 0 .. m/2 - 1``.
+    energy : ndarray
+        ``(F,)`` the energy ``E[f]`` (of the mixture, for labels).
+    mass : ndarray
+        ``(F,)`` or ``(F, L)``: ``c_0``, which the solver never changes.
+    min_density : ndarray
+        ``(F,)`` the least grid value of ``f`` (over the labels): the positivity monitor.
+    tail : ndarray
+        ``(F,)`` the resolution monitor (module docstring), largest over the labels.
+    status : Status
+        :attr:`Status.COMPLETED` or :attr:`Status.UNRESOLVED`.
+    message : str
+        What happened, in a sentence or two (where and why a run stopped).
+    model : Model
+        The model.
+    xi, rho : ndarray or None
+        ``(L,)`` label values and weights; None without labels.
+    rtol, atol : float
+        The tolerances of the run.
+    t_unresolved : float or None
+        The time at which the run stopped unresolved (None if it completed).
+    steps_accepted, steps_rejected, n_rhs : int
+        Dormand-Prince's statistics (``n_rhs`` counts evaluations of the right-hand side).
+    """
+
+    t: np.ndarray
+    theta: np.ndarray
+    f: np.ndarray
+    coefficients: np.ndarray = field(repr=False)
+    energy: np.ndarray
+    mass: np.ndarray
+    min_density: np.ndarray
+    tail: np.ndarray
+    status: Status
+    message: str
+    model: Model
+    xi: np.ndarray = None
+    rho: np.ndarray = None
+    rtol: float = None
+    atol: float = None
+    t_unresolved: float = None
+    steps_accepted: int = 0
+    steps_rejected: int = 0
+    n_rhs: int = 0
+
+    @property
+    def m(self):
+        """The number of grid points."""
+        return self.theta.size
+
+    @property
+    def labelled(self):
+        """True for a model with labels (``f`` has shape ``(F, L, m)``)."""
+        return self.xi is not None
+
+    @property
+    def completed(self):
+        """True if the run reached ``t_max``."""
+        return self.status is Status.COMPLETED
+
+    @property
+    def marginal(self):
+        """``(F, m)`` the content marginal ``sum_l rho_l f_l`` (``f`` itself without labels)."""
+        if not self.labelled:
+            return self.f
+        return np.einsum("l,flm->fm", self.rho, self.f)
+
+    def in_gauge(self):
+        """The densities in the gauge angle, ``g_l(psi) = f_l(psi - omega xi_l)``.
+
+        Returns
+        -------
+        ndarray
+            Same shape as ``f``: the conditional densities of ``psi = theta + omega xi_l`` on
+            the grid (``f`` itself for the identity gauge).
+        """
+        if not self.labelled:
+            return self.f
+        _, omega = _circle_model(self.model)
+        k = np.arange(self.coefficients.shape[-1])
+        g = self.coefficients * np.exp(-1j * np.outer(omega * self.xi, k))[None]
+        return np.fft.irfft(g * (self.m / TWO_PI), n=self.m, axis=-1)
+
+    def frame(self, t):
+        """The index of the frame nearest to the time ``t``.
+
+        Parameters
+        ----------
+        t : float
+            A time in ``[0, t[-1]]``.
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``t`` is not a real number in that range.
+        """
+        t = v.real_scalar("t", t, minimum=0.0, maximum=float(self.t[-1]) * (1 + 1e-12))
+        return int(np.argmin(np.abs(self.t - t)))
+
+
+# ---------------------------------------------------------------------- time stepping
+def _grid_norm(values, scale):
+    return float(np.sqrt(np.mean((values / scale) ** 2)))
+
+
+def _first_step(op, g, f_grid, k1, rtol, atol, dt):
+    """A first trial step: ``0.01 |f| / |df/dt|`` in the error norm, at most one frame."""
+    scale = atol + rtol * np.abs(f_grid)
+    rate = _grid_norm(op.values(k1), scale)
+    if rate == 0.0:
+        return dt
+    return min(dt, 0.01 * max(_grid_norm(f_grid, scale), 1e-5) / rate)
+
+
+def _unresolved(op, g, f_grid, tail_tol, negative_tol):
+    """Why the state ``g`` (grid values ``f_grid``) is not resolved, or None."""
+    tail = _tail(g)
+    low, top = float(np.min(f_grid)), float(np.max(f_grid))
+    if not np.isfinite(tail) or tail > tail_tol:
+        return (f"the top third of the Fourier modes carries {tail:.2g} of the norm of "
+                           f"the density (tail_tol = {tail_tol:g})")
+    if low < -negative_tol * top:
+        return (f"the density has a value {low:.3g} below -negative_tol * max f "
+                           f"(negative_tol = {negative_tol:g}, max f = {top:.3g})")
+    return None
+
+
+def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=1e-10,
+          max_steps=DEFAULT_MAX_STEPS, on_unresolved="raise", tail_tol=TAIL_TOL,
+          negative_tol=NEGATIVE_TOL):
+    """Solve the density equation on the circle from ``f0`` up to ``t_max``.
+
+    ::
+
+        d/dt f_l + d/dtheta (f_l w_l) = 0,
+        w_l(theta) = sum_j rho_j b(xi_l, xi_j) int phi'(cos(s - psi)) sin(s - psi) g_j(s) ds,
+        psi = theta + omega xi_l,   g_j(s) = f_j(s - omega xi_j)
+
+    (module docstring; without labels ``L = 1`` and ``rho_1 b = 1``), by the Fourier Galerkin
+    method on ``m`` points and Dormand-Prince 5(4) in time.
+
+    Parameters
+    ----------
+    model : Model
+        A model on the circle: the identity gauge or a RoPE gauge with one frequency
+        (``d`` None or 2); any bias; the exp or linear profile; USA or SA.
+    f0 : array_like
+        The initial density on the grid ``theta_k = 2 pi k / m`` (:func:`grid`), ``(m,)``, or
+        for a model with labels the conditional densities ``(L, m)`` in content angles.  Finite,
+        non-negative, each integrating to 1 (``(2 pi / m) sum_k f0[k]``) within ``MASS_TOL``
+        (never renormalized), ``m`` even and at least 16, and resolved (its tail at most
+        ``tail_tol``).
+    t_max : float
+        The final time, > 0.
+    xi : array_like or None
+        ``(L,)`` label values (positions) for a model with labels; None otherwise.
+    rho : array_like or None
+        ``(L,)`` the weights of the labels, non-negative, summing to 1 within ``MASS_TOL``;
+        None: ``1 / L`` each.
+    n_frames : int
+        Frames stored, equally spaced on ``[0, t_max]``, >= 2.
+    rtol, atol : float
+        Tolerances of the local error on the grid values (the error norm
+        ``sqrt(mean((e / (atol + rtol max(|f|, |f_new|)))^2))`` over every grid value).
+    max_steps : int or None
+        The most trial steps (None: no cap).  A run estimated beyond it is refused before it
+        starts: the step is bounded by about ``3.3 / ((m / 2) max|w|)`` (the fastest Fourier
+        mode is advected at ``(m / 2) max|w|``).
+    on_unresolved : {"raise", "stop"}
+        When the density outgrows the grid: raise :class:`UnresolvedError`, or return the
+        frames computed so far with ``status`` :attr:`Status.UNRESOLVED`.
+    tail_tol : float
+        The largest tail (module docstring) of a resolved density, in ``(0, 1)``.
+    negative_tol : float
+        A grid value below ``-negative_tol * max f`` means unresolved; >= 0.
+
+    Returns
+    -------
+    DensityTrajectory
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad input (naming the argument), a model off the circle, an unresolved ``f0``, or
+        a run estimated beyond ``max_steps``.
+    UnresolvedError
+        With ``on_unresolved="raise"``, when the density sharpens beyond the grid: the message
+        gives the time and what to change; ``.partial`` holds the frames before it.
+    IntegrationError
+        When the step underflows, the step budget runs out, or the energy falls between two
+        frames beyond ``(1e-10 + rtol)`` times its scale.
+
+    References
+    ----------
+    The book's chapter on the mean-field limit; J. R. Dormand and P. J. Prince, "A family of
+    embedded Runge-Kutta formulae", J. Comput. Appl. Math. 6 (1980) 19-26.
+    """
+    model, omega = _circle_model(model)
+    xi, rho, a = _labels(model, xi, rho)
+    labelled = xi is not None
+    f_in = _density("f0", f0, 1 if xi is None else xi.size, labelled)
+    m = f_in.shape[1]
+    t_max = v.real_scalar("t_max", t_max, minimum=0.0, strict=True)
+    n_frames = v.integer("n_frames", n_frames, minimum=2)
+    rtol = v.real_scalar("rtol", rtol, minimum=0.0, strict=True)
+    atol = v.real_scalar("atol", atol, minimum=0.0, strict=True)
+    if max_steps is not None:
+        max_steps = v.integer("max_steps", max_steps, minimum=1)
+    on_unresolved = v.choice("on_unresolved", on_unresolved, ("raise", "stop"))
+    tail_tol = v.real_scalar("tail_tol", tail_tol, minimum=0.0, strict=True, maximum=1.0)
+    negative_tol = v.real_scalar("negative_tol", negative_tol, minimum=0.0)
+
+    full = np.fft.rfft(f_in, axis=-1) * (TWO_PI / m)
+    full[:, -1] *= 0.5  # the mode m/2 is cos(m theta / 2): half of it sits at +-m/2
+    tail0 = _tail(full)
+    if tail0 > tail_tol:
+        raise ValueError(f"f0 is not resolved by the grid of m = {m} points: the top third of its "
+                         f"Fourier modes carries {tail0:.2g} of its norm (tail_tol = "
+                         f"{tail_tol:g}); use a finer grid (larger m) or a smoother f0")
+
+    op = _Operator(model, omega, xi, a, m)
+    rate = (op.N - 1) * op.max_speed()
+    estimate = (n_frames - 1) + t_max * rate / STABILITY
+    cap = max_steps if max_steps is not None else 2.0 ** 63
+    if estimate > cap:
+        raise ValueError(
+            f"solve would take about {estimate:.2g} Dormand-Prince steps, more than "
+            f"max_steps = {max_steps}: the stable step is about 0.95 / ((m/2 - 1) max|w|) = "
+            f"{STABILITY / max(rate, 1e-300):.3g} (m = {m}, max|w| <= {op.max_speed():.3g}). "
+            f"Choose a smaller m, t_max or beta, or a larger max_steps (None: no cap).")
+
+    times = np.linspace(0.0, t_max, n_frames)
+    g = op.coefficients(f_in)
+    frames = [g.copy()]
+    energies = [op.energy(g, rho)]
+    tab = DOPRI5
+    rows, weights, errs = tab.rows, tab.weights, tab.errors
+    ks = np.empty((tab.stages + 1,) + g.shape, dtype=complex)
+    f_grid = op.values(g)
+    ks[0] = op.rhs(g)
+    n_rhs = 1
+    h_cap = STABILITY / max((op.N - 1) * op.speed, 1e-300)
+    h = min(_first_step(op, g, f_grid, ks[0], rtol, atol, times[1]), h_cap)
+    accepted = rejected = 0
+    t = 0.0
+    status, message, t_bad = Status.COMPLETED, "", None
+    tails = [_tail(g)]
+    for fr in range(1, n_frames):
+        t_end = times[fr]
+        while t < t_end and status is Status.COMPLETED:
+            if max_steps is not None and accepted + rejected >= max_steps:
+                raise IntegrationError(
+                    f"solve used all max_steps = {max_steps} trial steps and stopped at t = "
+                    f"{t:.6g}, before t_max = {t_max:g} (model {model.name}, m = {m}): raise "
+                    f"max_steps (None: no cap), shorten t_max, use a coarser grid or loosen "
+                    f"rtol/atol")
+            last = t + h >= t_end
+            step = t_end - t if last else h
+            for s, row in enumerate(rows, start=1):
+                ks[s] = op.rhs(g + step * np.tensordot(row, ks[:s], axes=1))
+            g_new = g + step * np.tensordot(weights, ks[:tab.stages], axes=1)
+            k_last = op.rhs(g_new)
+            ks[tab.stages] = k_last
+            n_rhs += tab.stages
+            f_new = op.values(g_new)
+            e_grid = op.values(step * np.tensordot(errs, ks, axes=1))
+            scale = atol + rtol * np.maximum(np.abs(f_grid), np.abs(f_new))
+            finite = np.all(np.isfinite(f_new)) and np.all(np.isfinite(e_grid))
+            err = _grid_norm(e_grid, scale) if finite else np.inf
+            if err <= 1.0:
+                g, f_grid = g_new, f_new
+                ks[0] = k_last
+                t = t_end if last else t + step
+                accepted += 1
+                fac = 5.0 if err == 0.0 else min(5.0, max(0.2, 0.9 * err ** -0.2))
+                h = step * fac if not last else max(h, step * fac) if fac > 1.0 else h
+                h = min(h, STABILITY / max((op.N - 1) * op.speed, 1e-300))
+                why = _unresolved(op, g, f_grid, tail_tol, negative_tol)
+                if why is not None:
+                    status, t_bad = Status.UNRESOLVED, t
+                    message = (f"the density sharpened beyond what the grid of m = {m} points "
+                               f"resolves (collapse) at t = {t:.4g}: {why}. The frames end at "
+                               f"t = {times[fr - 1]:.4g}; use a finer grid (larger m) or a "
+                               f"shorter t_max.")
+            else:
+                rejected += 1
+                h = step * (0.2 if not np.isfinite(err) else max(0.2, 0.9 * err ** -0.2))
+                if h <= 4.0 * EPS * max(abs(t), 1e-3 * t_max):
+                    raise IntegrationError(
+                        f"solve could not meet its tolerances at t = {t:.6g} (model "
+                        f"{model.name}, m = {m}, rtol = {rtol:g}, atol = {atol:g}): the step "
+                        f"underflowed to {h:.3g}; loosen rtol and atol")
+        if status is not Status.COMPLETED:
+            break
+        frames.append(g.copy())
+        energies.append(op.energy(g, rho))
+        tails.append(_tail(g))
+        _check_energy(model, op, energies, times, fr, rtol)
+    f_count = len(frames)
+    gs = np.array(frames)
+    cs = op.content(gs)
+    f_out = op.values(cs)
+    if status is Status.COMPLETED:
+        message = Status.COMPLETED.message
+    if not labelled:
+        cs, f_out = cs[:, 0], f_out[:, 0]
+    mass = cs[..., 0].real.copy()
+    result = DensityTrajectory(
+        t=times[:f_count].copy(), theta=TWO_PI * np.arange(m) / m, f=f_out, coefficients=cs,
+        energy=np.array(energies), mass=mass,
+        min_density=f_out.reshape(f_count, -1).min(axis=1), tail=np.array(tails), status=status,
+        message=message, model=model, xi=xi, rho=rho, rtol=rtol, atol=atol, t_unresolved=t_bad,
+        steps_accepted=accepted, steps_rejected=rejected, n_rhs=n_rhs)
+    if status is Status.UNRESOLVED and on_unresolved == "raise":
+        raise UnresolvedError(message + " (on_unresolved='stop' returns the frames instead)",
+                              t_bad, result)
+    return result
+
+
+def _check_energy(model, op, energies, times, fr, rtol):
+    """Raise IntegrationError if the energy fell from frame ``fr - 1`` to ``fr`` beyond its
+    tolerance ``(ENERGY_RTOL + rtol) * S``, ``S`` a bound of ``|E|``."""
+    e_prev, e_now = energies[fr - 1], energies[fr]
+    scale = max(abs(e_prev), abs(e_now), 0.5 * float(np.max(np.abs(op.a))) * op.phi_bound)
+    if e_now >= e_prev - (ENERGY_RTOL + rtol) * scale:
+        return
+    raise IntegrationError(
+        f"the energy fell from {e_prev:.12g} to {e_now:.12g} between t = {times[fr - 1]:g} and "
+        f"t = {times[fr]:g} (model {model.name}), but the equation only raises it: the density "
+        f"is not resolved or the steps are too large; use a finer grid or tighten rtol and atol")
+
+
+# ---------------------------------------------------------------------- helpers on a density
+def _prepare(model, f, xi, rho, name="f"):
+    model, omega = _circle_model(model)
+    xi, rho, a = _labels(model, xi, rho)
+    arr = _density(name, f, 1 if xi is None else xi.size, xi is not None)
+    op = _Operator(model, omega, xi, a, arr.shape[1])
+    return op, op.coefficients(arr), rho, xi is not None
+
+
+def energy(model, f, xi=None, rho=None):
+    """The mean-field energy of a density on the circle.
+
+    ::
+
+        E = 1/2 sum_lj rho_l rho_j b(xi_l, xi_j) iint phi(cos(s - t)) g_l(s) g_j(t) ds dt
+          = 1/(4 pi) sum_lj rho_l rho_j b_lj sum_k Phi_k Re(c_lk conj(c_jk))
+
+    (``g_l`` the gauge densities, ``c_lk`` their Fourier coefficients, ``Phi_k`` those of
+    ``phi(cos u)``), the limit of ``(1 / (2 n^2)) sum_ij b_ij phi(<y_i, y_j>)``.
+
+    Parameters
+    ----------
+    model : Model
+        A model on the circle (as for :func:`solve`).
+    f : array_like
+        ``(m,)`` a density on the grid, or ``(L, m)`` conditional densities (content angles),
+        each of mass 1 within ``MASS_TOL``.
+    xi, rho : array_like or None
+        Labels and weights, as for :func:`solve`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad input, naming the argument.
+    """
+    op, g, rho, _ = _prepare(model, f, xi, rho)
+    return op.energy(g, rho)
+
+
+def velocity(model, f, xi=None, rho=None):
+    """The velocity field ``w`` of a density, on the grid of content angles.
+
+    ``w_l(theta)`` is the velocity of a token of label ``l`` at the content angle ``theta``:
+    the field of the module docstring at the gauge angle ``theta + omega xi_l``.
+
+    Parameters
+    ----------
+    model : Model
+        A model on the circle (as for :func:`solve`).
+    f : array_like
+        ``(m,)`` a density, or ``(L, m)`` conditional densities (content angles).
+    xi, rho : array_like or None
+        Labels and weights, as for :func:`solve`.
+
+    Returns
+    -------
+    ndarray
+        ``(m,)`` or ``(L, m)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad input, naming the argument.
+    """
+    op, g, rho, labelled = _prepare(model, f, xi, rho)
+    mix = op.content(op.a @ g)
+    w = op.values(op.ik_phi * mix)
+    if op.sa:
+        z = (mix[:, :1].real if op.scaled is None
+             else op.values(TWO_PI * math.exp(model.beta) * op.scaled * mix))
+        w = w / z
+    return w if labelled else w[0]
+
+
+# ---------------------------------------------------------------------- particles and densities
+class _Cdf:
+    """The CDF of a density's trigonometric interpolant, piecewise cubic Hermite on a fine grid.
+
+    On ``K`` points ``x_j = 2 pi j / K`` the CDF ``F`` and the density are exact (spectral);
+    between them ``F`` is the cubic Hermite interpolant of these values and slopes (error
+    ``O(h^4 max|f'''|)``, ``h = 2 pi / K``).  ``F`` is divided by the mass.
+    """
+
+    def __init__(self, f, name="f"):
+        arr = _density(name, f, 1, False)[0]
+        m = arr.size
+        c = np.fft.rfft(arr) * (TWO_PI / m)
+        c[-1] *= 0.5
+        mass = c[0].real
+        k = np.arange(c.size)
+        self.K = K = max(4 * m, 1024)
+        self.h = TWO_PI / K
+        x = TWO_PI * np.arange(K + 1) / K
+        dens = np.fft.irfft(c * (K / TWO_PI), n=K)
+        integ = np.zeros_like(c)
+        integ[1:] = c[1:] / (1j * k[1:])
+        s = np.fft.irfft(integ * (K / TWO_PI), n=K)
+        cdf = mass * x[:K] / TWO_PI + s - s[0]
+        top = float(dens.max())
+        if dens.min() < -1e-9 * top:
+            raise ValueError(f"{name}: its trigonometric interpolant is negative (down to "
+                             f"{dens.min():.3g}, max {top:.3g}); the density is not resolved "
+                             f"by its grid")
+        self.F = np.append(cdf, mass) / mass
+        self.F = np.maximum.accumulate(self.F)
+        self.f = np.append(np.maximum(dens, 0.0), max(dens[0], 0.0)) / mass
+
+    def _cell(self, j, t):
+        """F at local coordinates ``t`` in cells ``j``, and dF/dt."""
+        h = self.h
+        p0, p1 = self.F[j], self.F[j + 1]
+        m0, m1 = h * self.f[j], h * self.f[j + 1]
+        t2, t3 = t * t, t * t * t
+        val = ((2 * t3 - 3 * t2 + 1) * p0 + (t3 - 2 * t2 + t) * m0 + (-2 * t3 + 3 * t2) * p1
+               + (t3 - t2) * m1)
+        der = ((6 * t2 - 6 * t) * p0 + (3 * t2 - 4 * t + 1) * m0 + (-6 * t2 + 6 * t) * p1
+               + (3 * t2 - 2 * t) * m1)
+        return val, der
+
+    def _integral(self, j, t):
+        """``int_0^t F(x_j + h s) ds`` in cells ``j`` (times ``h``: the integral over theta)."""
+        h = self.h
+        p0, p1 = self.F[j], self.F[j + 1]
+        m0, m1 = h * self.f[j], h * self.f[j + 1]
+        t2, t3, t4 = t * t, t ** 3, t ** 4
+        return h * ((t4 / 2 - t3 + t) * p0 + (t4 / 4 - 2 * t3 / 3 + t2 / 2) * m0
+                    + (-t4 / 2 + t3) * p1 + (t4 / 4 - t3 / 3) * m1)
+
+    def at(self, theta):
+        """F at angles in ``[0, 2 pi]``."""
+        j = np.minimum((theta / self.h).astype(np.int64), self.K - 1)
+        return self._cell(j, theta / self.h - j)[0]
+
+    def solve_in(self, j, target, lo, hi):
+        """``t`` in ``[lo, hi]`` with ``F(x_j + h t) = target`` (safeguarded Newton)."""
+        t = 0.5 * (lo + hi)
+        lo, hi = lo.copy(), hi.copy()
+        for _ in range(60):
+            val, der = self._cell(j, t)
+            r = val - target
+            lo = np.where(r < 0, t, lo)
+            hi = np.where(r >= 0, t, hi)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                nt = t - r / der
+            bad = ~np.isfinite(nt) | (nt <= lo) | (nt >= hi)
+            nt = np.where(bad, 0.5 * (lo + hi), nt)
+            if np.all(np.abs(nt - t) <= 1e-15):
+                t = nt
+                break
+            t = nt
+        return t
+
+    def inverse(self, u):
+        """Angles ``theta`` in ``[0, 2 pi)`` with ``F(theta) = u``."""
+        j = np.clip(np.searchsorted(self.F, u, side="right") - 1, 0, self.K - 1)
+        t = self.solve_in(j, u, np.zeros_like(u), np.ones_like(u))
+        return np.mod((j + t) * self.h, TWO_PI)
+
+
+def sample(f, n, how="random", seed=None):
+    """Angles drawn from a density on the circle: random, or at its quantiles.
+
+    The CDF ``F`` is that of the density's trigonometric interpolant (exact at the points of
+    a grid 4 times finer, cubic Hermite between them) and is inverted by safeguarded Newton
+    iterations::
+
+        theta_i = F^{-1}(u_i),   u_i ~ U(0, 1) ("random")  or  u_i = (i + 1/2) / n ("quantile")
+
+    with ``F(0) = 0`` at ``theta = 0``.
+
+    Parameters
+    ----------
+    f : array_like
+        ``(m,)`` a density on the grid :func:`grid` (non-negative, mass 1 within ``MASS_TOL``).
+    n : int
+        The number of angles, >= 1.
+    how : {"random", "quantile"}
+        Independent draws, or the ``n`` quantiles at ``(i + 1/2) / n`` (sorted).
+    seed : int or None
+        The seed of ``numpy.random.default_rng`` ("random" only).
+
+    Returns
+    -------
+    ndarray
+        ``(n,)`` angles in ``[0, 2 pi)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad input, naming the argument, or a density whose interpolant is negative.
+    """
+    cdf = _Cdf(f)
+    n = v.integer("n", n, minimum=1)
+    how = v.choice("how", how, HOW)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
+    if how == "quantile":
+        if seed is not None:
+            raise ValueError("seed must be None for how='quantile' (the quantiles are not random)")
+        u = (np.arange(n) + 0.5) / n
+    else:
+        u = np.random.default_rng(seed).random(n)
+    return cdf.inverse(u)
+
+
+def empirical_distance(theta, f, metric="w1"):
+    """The distance on the circle between the empirical law of angles and a density.
+
+    With ``F_n`` the empirical CDF of the angles and ``F`` the CDF of the density (both from
+    ``theta = 0``, as for :func:`sample`), ``D = F_n - F``:
+
+    * ``"w1"``: the Wasserstein-1 distance on the circle (arc length), ::
+
+          W1 = min_c int_0^{2 pi} |D(theta) - c| dtheta,
+
+      the minimum at a median of ``D`` (computed exactly between the angles and the points of
+      a grid 4 times finer, where ``F`` is a cubic);
+    * ``"kuiper"``: ``sup D - inf D``, the Kolmogorov-Smirnov distance made independent of the
+      origin (Kuiper's statistic);
+    * ``"ks"``: ``sup |D|`` on ``[0, 2 pi)`` (depends on the origin 0).
+
+    For independent samples all three decay like ``n^{-1/2}``; for the quantile samples of
+    :func:`sample`, ``"ks"`` is ``1 / (2n)``, ``"kuiper"`` ``1 / n`` and ``"w1"`` of order
+    ``1 / n`` (``pi / (2n)`` for the uniform density).
+
+    Parameters
+    ----------
+    theta : array_like
+        ``(n,)`` angles (any real values; taken modulo ``2 pi``), ``n >= 1``.
+    f : array_like
+        ``(m,)`` a density on the grid :func:`grid`.
+    metric : {"w1", "kuiper", "ks"}
+        The distance.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad input, naming the argument.
+
+    References
+    ----------
+    M. Werman, S. Peleg, A. Rosenfeld, "A distance metric for multidimensional histograms",
+    Computer Vision, Graphics and Image Processing 32 (1985) 328-336 (W1 on the circle);
+    N. H. Kuiper, "Tests concerning random points on a circle", Proc. Koninklijke Nederlandse
+    Akademie van Wetenschappen A 63 (1960) 38-47.
+    """
+    s = v.float_array("theta", theta, ndim=1)
+    if s.size < 1:
+        raise ValueError("theta must hold at least one angle")
+    cdf = _Cdf(f)
+    metric = v.choice("metric", metric, METRICS)
+    s = np.sort(np.mod(s, TWO_PI))
+    s = np.where(s >= TWO_PI, 0.0, s)
+    n = s.size
+    fs = cdf.at(s)
+    after = np.arange(1, n + 1) / n - fs    # D just after each angle
+    before = np.arange(n) / n - fs          # D just before
+    if metric == "ks":
+        return float(max(np.max(np.abs(after)), np.max(np.abs(before)), 0.0))
+    if metric == "kuiper":
+        return float(max(np.max(after), 0.0) + max(np.max(-before), 0.0))
+    return _w1(cdf, s)
+
+
+def _w1(cdf, s):
+    """``min_c int |F_n - F - c|`` over the pieces between the angles and the fine grid."""
+    n, K, h = s.size, cdf.K, cdf.h
+    nodes = TWO_PI * np.arange(K + 1) / K
+    points = np.concatenate([nodes, s])
+    kind = np.concatenate([np.zeros(K + 1, dtype=np.int64), np.ones(n, dtype=np.int64)])
+    order = np.lexsort((kind, points))
+    points, kind = points[order], kind[order]
+    count = np.cumsum(kind)            # angles at or before each point
+    cell = np.cumsum(1 - kind) - 1     # the fine cell [x_j, x_{j+1}] that starts at or before
+    a, b = points[:-1], points[1:]
+    alpha = count[:-1] / n             # F_n on (a, b)
+    keep = b > a
+    a, b, alpha = a[keep], b[keep], alpha[keep]
+    j = np.clip(cell[:-1][keep], 0, K - 1)
+    ta = np.clip((a - nodes[j]) / h, 0.0, 1.0)
+    tb = np.clip((b - nodes[j]) / h, 0.0, 1.0)
+    fa, _ = cdf._cell(j, ta)
+    fb, _ = cdf._cell(j, tb)
+    ia = cdf._integral(j, ta)
+    total = cdf._integral(j, tb) - ia  # int_a^b F
+    length = b - a
+
+    def split(c):
+        beta = alpha - c               # D - c = beta - F on (a, b)
+        inside = (beta > fa) & (beta < fb)
+        t = np.where(beta <= fa, ta, tb)
+        if np.any(inside):
+            ji = j[inside]
+            t_in = cdf.solve_in(ji, beta[inside], ta[inside], tb[inside])
+            t = t.copy()
+            t[inside] = t_in
+        return beta, t
+
+    def below(c):                      # the length where D < c, i.e. F > beta
+        beta, t = split(c)
+        return float(np.sum(b - (j + t) * h * (beta > fa) - a * (beta <= fa)))
+
+    lo, hi = float(np.min(alpha - fb)), float(np.max(alpha - fa))
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if below(mid) < np.pi:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-15 * max(1.0, abs(lo)):
+            break
+    c = 0.5 * (lo + hi)
+    beta, t = split(c)
+    theta_star = (j + t) * h
+    left = cdf._integral(j, t) - ia    # int_a^theta* F
+    value = beta * (2 * theta_star - a - b) - 2 * left + total
+    value = np.where(beta <= fa, total - beta * length, value)
+    value = np.where(beta >= fb, beta * length - total, value)
+    return float(np.sum(value))
