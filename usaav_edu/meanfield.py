@@ -502,6 +502,16 @@ class DensityTrajectory:
 
 
 # ---------------------------------------------------------------------- time stepping
+def _combine(coefs, ks):
+    """``sum_j coefs[j] ks[j]`` (a loop: a BLAS product of a short real row with complex stages
+    is slow and competes for threads)."""
+    acc = coefs[0] * ks[0]
+    for j in range(1, len(coefs)):
+        if coefs[j] != 0.0:
+            acc += coefs[j] * ks[j]
+    return acc
+
+
 def _grid_norm(values, scale):
     return float(np.sqrt(np.mean((values / scale) ** 2)))
 
@@ -660,13 +670,13 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
             last = t + h >= t_end
             step = t_end - t if last else h
             for s, row in enumerate(rows, start=1):
-                ks[s] = op.rhs(g + step * np.tensordot(row, ks[:s], axes=1))
-            g_new = g + step * np.tensordot(weights, ks[:tab.stages], axes=1)
+                ks[s] = op.rhs(g + step * _combine(row, ks))
+            g_new = g + step * _combine(weights, ks)
             k_last = op.rhs(g_new)
             ks[tab.stages] = k_last
             n_rhs += tab.stages
             f_new = op.values(g_new)
-            e_grid = op.values(step * np.tensordot(errs, ks, axes=1))
+            e_grid = op.values(step * _combine(errs, ks))
             scale = atol + rtol * np.maximum(np.abs(f_grid), np.abs(f_new))
             finite = np.all(np.isfinite(f_new)) and np.all(np.isfinite(e_grid))
             err = _grid_norm(e_grid, scale) if finite else np.inf
