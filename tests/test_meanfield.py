@@ -327,3 +327,45 @@ def test_helpers_refuse_bad_input():
         mf.energy(USA1, 2 * f)
     with pytest.raises(TypeError, match="model"):
         mf.velocity(None, f)
+
+
+# ---------------------------------------------------------------------- plots
+def test_density_plots_draw_what_the_run_holds(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from usaav_edu.widgets import density_plots as dp
+
+    th = mf.grid(64)
+    run = mf.solve(USA1, smooth(th), 1.0, n_frames=11)
+    ax = dp.plot_density_image(run, log=True)
+    image = ax.get_images()[0].get_array()
+    assert image.shape == (11, 64)
+    np.testing.assert_allclose(image, np.log10(run.f))
+    ax = dp.plot_density_curves(run, times=[0.0, 0.52, 1.0])
+    lines = ax.get_lines()
+    assert len(lines) == 3 and lines[1].get_label() == "$t = 0.5$"
+    np.testing.assert_array_equal(lines[2].get_ydata()[:-1], run.f[-1])
+    ax.figure.savefig(tmp_path / "curves.svg")
+    assert (tmp_path / "curves.svg").stat().st_size < 200_000
+    xi = np.array([0.0, 2.0, 4.0])
+    rope = mf.solve(ue.models.rope(1.0, (1.0,), d=2), np.array([smooth(th, x) for x in xi]),
+                    0.5, xi=xi, n_frames=3)
+    ax = dp.plot_conditionals(rope, gauge=True)
+    assert len(ax.get_lines()) == 4
+    np.testing.assert_allclose(ax.get_lines()[1].get_ydata()[:-1], rope.in_gauge()[-1, 1])
+    ax = dp.plot_density_image(rope, label=2)
+    np.testing.assert_array_equal(ax.get_images()[0].get_array(), rope.f[:, 2])
+    with pytest.raises(TypeError, match="traj must be a DensityTrajectory"):
+        dp.plot_density_image(np.zeros((3, 64)))
+    with pytest.raises(ValueError, match="label must lie in"):
+        dp.plot_density_curves(rope, label=3)
+    with pytest.raises(ValueError, match="label must be None"):
+        dp.plot_density_image(run, label=0)
+    with pytest.raises(ValueError, match="traj must be a run with labels"):
+        dp.plot_conditionals(run)
+    with pytest.raises(ValueError, match="t must be <="):
+        dp.plot_density_curves(run, times=[5.0])
+    plt.close("all")
