@@ -90,7 +90,7 @@ from .solver import IntegrationError
 
 __all__ = [
     "solve", "DensityTrajectory", "Status", "UnresolvedError", "grid", "energy", "velocity",
-    "sample", "empirical_distance", "TAIL_TOL", "NEGATIVE_TOL", "MASS_TOL", "DEFAULT_MAX_STEPS",
+    "sample", "empirical_distance",
 ]
 
 TWO_PI = 2.0 * np.pi
