@@ -101,7 +101,7 @@ TAIL_TOL = 1e-6
 When the modes of a smooth density decay geometrically, a tail of 1e-6 in the top third leaves
 about 1e-9 of the norm beyond the grid."""
 NEGATIVE_TOL = 1e-6
-"""Default largest depth of a negative value, relative to the largest value, of a resolved density."""
+"""Default largest depth of a negative value of a resolved density (relative to its maximum)."""
 MASS_TOL = 1e-10
 """How far the mass of an input density, ``(2 pi / m) sum_k f(theta_k)``, may be from 1."""
 INPUT_NEGATIVE_TOL = 1e-12
@@ -314,7 +314,8 @@ class _Operator:
             self.scaled = ive
             self.phi_hat = TWO_PI * math.exp(beta) / beta * ive
             u = np.linspace(0.0, np.pi, 2001)
-            self.k_max = float(np.max(np.exp(beta * (np.cos(u) - 1.0)) * np.sin(u))) * math.exp(beta)
+            peak = float(np.max(np.exp(beta * (np.cos(u) - 1.0)) * np.sin(u)))
+            self.k_max = peak * math.exp(beta)
             self.phi_bound = max(1.0, math.exp(beta) / beta)
         self.ik_phi = self.ik * self.phi_hat
         self.shift = (np.ones((1, self.N), dtype=complex) if xi is None
