@@ -6,12 +6,15 @@
   moves in the static book.
 * ``ExperimentDashboard``: sliders and menus that re-simulate a standard experiment and redraw.
 * ``plot_sphere``, ``plot_energy``: matplotlib fallbacks for print.
+* ``plot_density_image``, ``plot_density_curves``, ``plot_conditionals``: densities on the
+  circle (:mod:`usaav_edu.meanfield`) in matplotlib.
 
 Views draw trajectories; they never integrate anything themselves.
 """
 from .dashboard import ExperimentDashboard
 from .explorer import Explorer
 from .colors import PROMPT_PALETTE, legend_entries, project_3d, token_colors
+from .density_plots import plot_conditionals, plot_density_curves, plot_density_image
 from .mpl import plot_energy, plot_sphere
 from .player import TrajectoryPlayer, frames_for_budget
 from .scene import SphereView, subsample
@@ -21,5 +24,5 @@ from .twin import TwinView
 __all__ = [
     "SphereView", "TrajectoryPlayer", "ExperimentDashboard", "Explorer", "plot_sphere", "plot_energy", "token_colors",
     "legend_entries", "project_3d", "subsample", "frames_for_budget", "embedded_state_bytes",
-    "PROMPT_PALETTE", "TwinView",
+    "PROMPT_PALETTE", "TwinView", "plot_density_image", "plot_density_curves", "plot_conditionals",
 ]
