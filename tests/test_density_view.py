@@ -189,7 +189,8 @@ def test_density_view_plays_the_library_densities_one_mesh_at_a_time():
     assert len(pos) == 1 and len({id(m.geometry.attributes["color"]) for m in view.meshes}) == 9
     assert not view.sphere.visible
     # the tracks: each keyframe time shows its own mesh, in between the previous one
-    times = np.asarray(traj.t[idx] - traj.t[0], dtype=np.float32)
+    times = view.keyframe_times
+    assert np.allclose(times, traj.t[idx] - traj.t[0], atol=1e-6)
     for j, t in enumerate(times):
         assert view.shown_mesh(float(t)) == j
         if j + 1 < len(times):

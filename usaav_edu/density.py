@@ -128,9 +128,10 @@ def sphere_mesh(level: int = 4) -> SphereMesh:
     Start from the regular icosahedron (12 vertices, 20 faces) and split every face ``level``
     times into four at its edge midpoints, pushing each new vertex onto the sphere.  The mesh
     has ``V = 10 * 4**level + 2`` vertices and ``F = 20 * 4**level`` faces (level 3: 642 and
-    1280, level 4: 2562 and 5120); its edges are 1.1 to 1.2 times ``1 / 2**level`` radians long on average.  The
-    weight of a vertex is a third of the area of each spherical triangle at it, the area of
-    the triangle (a, b, c) being ``2 atan2(|a . (b x c)|, 1 + a.b + b.c + c.a)``.
+    1280, level 4: 2562 and 5120); its edges are on average 1.1 to 1.2 times ``1 / 2**level``
+    radians long (``spacing``).  The weight of a vertex is a third of the area of each
+    spherical triangle at it, the area of the triangle (a, b, c) being
+    ``2 atan2(|a . (b x c)|, 1 + a.b + b.c + c.a)``.
 
     Parameters
     ----------

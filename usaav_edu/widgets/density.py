@@ -49,6 +49,8 @@ HIDDEN_AT = (0.0, 0.0, 1000.0)
 DENSITY_FIXED = 90_000
 #: bytes per frame besides its colours: its Mesh, BufferGeometry, colour attribute and track
 DENSITY_PER_FRAME = 3_500
+#: CSS class of a DensityView's root (the browser checks find density views by it)
+DENSITY_CLASS = "usaav-density-view"
 #: colour ramp of the legend: number of stops
 LEGEND_STOPS = 9
 
@@ -263,6 +265,7 @@ class DensityView(SphereView):
         super().__init__(None, coords=coords, width=width, height=height, title=title, **kwargs)
         self.coords = c.coords(coords)
         project_3d(x[:1, :1], self.coords)                    # checks coords against d
+        self.add_class(DENSITY_CLASS)
         self.trajectory = trajectory
         self._d = d
         self.labels = getattr(trajectory.model, "labels", "none")
@@ -575,6 +578,14 @@ class DensityView(SphereView):
         """``(k, V, 3)`` uint8 vertex colours of the density meshes, as held in the widget
         state (V counts the ring's inner and outer points for d = 2)."""
         return np.stack([np.asarray(m.geometry.attributes["color"].array) for m in self.meshes])
+
+    @property
+    def keyframe_times(self) -> np.ndarray:
+        """The clip time of each kept frame, one per density mesh: model time since the first
+        frame, as the page stores it (float32)."""
+        if not self.tracks:
+            return np.zeros(len(self.meshes))
+        return np.asarray(self.tracks[-1].times, dtype=float)
 
     def shown_mesh(self, time: float) -> int:
         """Index of the density mesh the animation shows at clip time ``time`` (model time
