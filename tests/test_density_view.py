@@ -252,6 +252,7 @@ def test_point_cloud_holds_the_frame_and_the_label_colours():
     one = W.DensityView(traj, mode="points", color="#ff0000", live=False)
     assert one.slider is None and "needs a running kernel" in one.caption.value
     assert set(one.token_colors) == {"#ff0000"}
+    assert set(W.DensityView(traj, mode="points", color="navy").token_colors) == {"#000080"}
 
 
 @pytest.mark.parametrize("name,labels", [("rope", "position"), ("prefix_gauge", "prompt")])
@@ -287,6 +288,7 @@ def test_a_hundred_thousand_tokens():
     (dict(loop="LoopForever"), ValueError, "loop must be one of"),
     (dict(frame=7), ValueError, "frame must lie in"),
     (dict(color="notacolour"), ValueError, "color must be an HTML colour"),
+    (dict(color="rgb(1, 2, 3)"), ValueError, "color must be '#rrggbb'"),
     (dict(live="yes"), TypeError, "live must be True, False or None"),
 ])
 def test_density_view_refuses_bad_arguments(kw, kind, match):

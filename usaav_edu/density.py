@@ -62,7 +62,7 @@ class SphereMesh:
 
     @property
     def d(self) -> int:
-        """Dimension of the ambient space (3: sphere S^2, 2: circle S^1)."""
+        """Dimension of the ambient space, 3 for the sphere S^2 and 2 for the circle S^1."""
         return int(self.vertices.shape[1])
 
     def integrate(self, values) -> float:

@@ -150,6 +150,18 @@ def _colormap(name: str):
                          f"'viridis', got {name!r}") from None
 
 
+def _hex_color(value) -> str:
+    """``"#rrggbb"`` of an HTML colour given as ``#rrggbb``, ``#rgb`` or a colour name."""
+    from matplotlib.colors import to_hex
+
+    value = c.color("color", value)
+    try:
+        return to_hex(value)
+    except ValueError:
+        raise ValueError(f"color must be '#rrggbb', '#rgb' or a colour name such as 'black', "
+                         f"got {value!r}") from None
+
+
 def _ring(mesh: dens.SphereMesh, width: float = 0.06) -> tuple[np.ndarray, np.ndarray]:
     """A flat ring around the equator for the circle's density: vertex 2k (inner) and 2k+1
     (outer) sit at angle k of ``mesh``; returns (positions (2m, 3), triangles (2m, 3))."""
@@ -243,7 +255,7 @@ class DensityView(SphereView):
         if not isinstance(scale, str) or scale not in SCALES:
             raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
         self.scale = scale
-        self.point_color = None if color is None else c.color("color", color)
+        self.point_color = None if color is None else _hex_color(color)
         if point_size is not None:
             point_size = c.real("point_size", point_size, minimum=0.0, strict=True, maximum=0.2)
         self.max_points = c.integer("max_points", max_points, minimum=1)
@@ -390,12 +402,8 @@ class DensityView(SphereView):
         self.caption.value = self._points_caption()
 
     def _points_caption(self) -> str:
-        n = np.shape(self.trajectory.x)[1]
-        extra = ""
-        if len(self.token_index) < n:
-            extra += f"; showing {len(self.token_index)} of {n} tokens"
-        if not self.live:
-            extra += "; the frame slider needs a running kernel"
+        # SphereView's caption says how many tokens are drawn when some are left out
+        extra = "" if self.live else "; the frame slider needs a running kernel"
         return self._caption(self.trajectory, self.frame).replace(
             "</span>", f"{html.escape(extra)}</span>")
 
@@ -408,8 +416,7 @@ class DensityView(SphereView):
     def point_colors(self) -> np.ndarray:
         """``(m, 3)`` uint8 colours of the drawn points, as held in the widget state."""
         if "color" not in self.points.geometry.attributes:
-            rgb = [int(self.point_color[i:i + 2], 16) for i in (1, 3, 5)] \
-                if len(self.point_color) == 7 else [0, 0, 0]
+            rgb = [int(self.point_color[i:i + 2], 16) for i in (1, 3, 5)]
             return np.tile(np.array(rgb, dtype=np.uint8), (len(self.token_index), 1))
         return np.asarray(self.points.geometry.attributes["color"].array)
 
@@ -581,8 +588,8 @@ class DensityView(SphereView):
 
     @property
     def keyframe_times(self) -> np.ndarray:
-        """The clip time of each kept frame, one per density mesh: model time since the first
-        frame, as the page stores it (float32)."""
+        """The clip time of each kept frame (one per density mesh), that is the model time
+        since the first frame, as the page stores it (float32)."""
         if not self.tracks:
             return np.zeros(len(self.meshes))
         return np.asarray(self.tracks[-1].times, dtype=float)
