@@ -129,11 +129,10 @@ from ._version import __version__
 
 from . import biases, diagnostics, dynamics, experiments, gauges, laws, maximizers, models, profiles
 from . import progress, reductions, spectral, sphere
-from . import meanfield
+from . import density, meanfield
 from .models import Model
 from .solver import IntegrationError, energy, energy_bound, simulate
 from .trajectory import Trajectory
-
 
 
 def __getattr__(name):
@@ -147,7 +146,7 @@ def __getattr__(name):
 
 __all__ = [
     "biases", "diagnostics", "dynamics", "experiments", "gauges", "laws", "maximizers", "models",
-    "profiles", "progress", "reductions", "spectral", "sphere", "meanfield",
+    "profiles", "progress", "reductions", "spectral", "sphere", "density", "meanfield",
     "Model",
     "IntegrationError", "energy", "energy_bound", "simulate", "Trajectory", "__version__",
 ]

@@ -4,6 +4,8 @@
   coloured by their auxiliary variable, legend, optional trails and overlays, orbit controls).
 * ``TrajectoryPlayer``: plays a ``Trajectory`` client-side (keyframe animation), so it also
   moves in the static book.
+* ``DensityView``: many tokens (up to 100,000 and more): a point cloud with a kernel, a density
+  on the sphere per frame that plays client-side in the static book.
 * ``ExperimentDashboard``: sliders and menus that re-simulate a standard experiment and redraw.
 * ``plot_sphere``, ``plot_energy``: matplotlib fallbacks for print.
 * ``plot_density_image``, ``plot_density_curves``, ``plot_conditionals``: densities on the
@@ -12,6 +14,7 @@
 Views draw trajectories; they never integrate anything themselves.
 """
 from .dashboard import ExperimentDashboard
+from .density import DensityView, density_frames_for_budget
 from .explorer import Explorer
 from .colors import PROMPT_PALETTE, legend_entries, project_3d, token_colors
 from .density_plots import plot_conditionals, plot_density_curves, plot_density_image
@@ -24,5 +27,6 @@ from .twin import TwinView
 __all__ = [
     "SphereView", "TrajectoryPlayer", "ExperimentDashboard", "Explorer", "plot_sphere", "plot_energy", "token_colors",
     "legend_entries", "project_3d", "subsample", "frames_for_budget", "embedded_state_bytes",
-    "PROMPT_PALETTE", "TwinView", "plot_density_image", "plot_density_curves", "plot_conditionals",
+    "PROMPT_PALETTE", "TwinView", "DensityView", "density_frames_for_budget",
+    "plot_density_image", "plot_density_curves", "plot_conditionals",
 ]
