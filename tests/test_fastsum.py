@@ -175,6 +175,18 @@ def test_bessel_features_reproduce_the_taylor_kernel(d, basis, beta):
     assert np.max(np.abs(kernels[0] - exact)) <= 1e-12 * np.max(exact)
 
 
+@pytest.mark.parametrize("b", [1e-300, 1e-6, 0.5, 3.0, 40.0, 700.0])
+def test_scaled_bessel_functions_match_scipy(b):
+    k = np.arange(150.0)
+    want = special.ive(k, b)
+    want_sph = math.sqrt(math.pi / (2.0 * b)) * special.ive(k + 0.5, b)
+    for got, ref in ((ex.scaled_bessel_i(150, b), want),
+                     (ex.scaled_spherical_bessel_i(150, b), want_sph)):
+        seen = ref > 1e-280
+        assert np.all(np.abs(got[seen] - ref[seen]) <= 1e-12 * ref[seen])
+        assert np.all(got[~seen] <= 1e-270)
+
+
 def truncated(basis, beta, degree, s):
     """``K_L(s)`` of the zonal series (independent of the feature maps)."""
     if basis == "fourier":

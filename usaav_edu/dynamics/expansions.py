@@ -27,9 +27,11 @@ tokens (:mod:`.fastsum`).  Three maps, each with a bound ``tau_L`` of the trunca
 
 The linear profile ``phi' = 1`` is the rank-one map ``f = 1`` (``"linear"``, exact).
 
-Scaling.  The coefficients are stored times ``e^{-|beta|}`` (``scipy.special.ive`` is
-``I_nu(x) e^{-|x|}``), so that they stay finite up to ``beta = 700``; the sums carry the factor
-``e^{|beta|}`` separately.  For ``beta < 0``, ``I_k(-b) = (-1)^k I_k(b)`` and
+Scaling.  The coefficients are stored times ``e^{-|beta|}``, so that they stay finite up to
+``beta = 700``; the sums carry the factor ``e^{|beta|}`` separately.  The scaled Bessel functions
+come from their three-term recurrences run backwards in ratios (Miller's algorithm), normalized
+by the expansions themselves at ``s = 1`` (:func:`scaled_bessel_i`,
+:func:`scaled_spherical_bessel_i`).  For ``beta < 0``, ``I_k(-b) = (-1)^k I_k(b)`` and
 ``i_l(-b) = (-1)^l i_l(b)``: the coefficients keep their signs.
 
 The tails.  Each bound is the sum of the terms ``w_l`` (``2 |I_k|``, ``(2l + 1) |i_l|`` or
@@ -43,9 +45,10 @@ import math
 
 import numpy as np
 from numba import njit
-from scipy import special
 
 BASES = ("fourier", "harmonic", "taylor", "linear")
+SAFETY = 1e-11
+"""Relative margin of the tail bounds over the rounding of the computed terms (about 1e-13)."""
 MAX_DEGREE = 400
 """The largest degree the selection considers (beyond it, the tolerance is out of reach)."""
 MAX_RANK = 250_000
@@ -123,46 +126,124 @@ def degree_terms(basis, beta, count):
     b = abs(float(beta))
     ls = np.arange(count, dtype=np.float64)
     if basis == "fourier":
-        w = 2.0 * special.ive(ls, b)
+        w = 2.0 * scaled_bessel_i(count, b)
         w[0] *= 0.5
         return w
     if basis == "harmonic":
-        return (2.0 * ls + 1.0) * scaled_sph_in(ls, b)
-    # Taylor: |beta|^l / l! e^{-|beta|}, by logarithms (no overflow)
-    with np.errstate(divide="ignore"):
-        logs = ls * math.log(b) - special.gammaln(ls + 1.0) - b if b > 0 else None
-    if logs is None:
-        w = np.zeros(count)
-        w[0] = 1.0
-        return w
-    return np.exp(logs)
+        return (2.0 * ls + 1.0) * scaled_spherical_bessel_i(count, b)
+    return scaled_taylor(count, b)
 
 
-def scaled_sph_in(ls, b):
-    """``i_l(b) e^{-b}`` for ``b >= 0``: ``i_l(b) = sqrt(pi / (2b)) I_{l + 1/2}(b)``.
+def scaled_taylor(count, b):
+    """``b^l / l! e^{-b}``, ``l = 0 .. count - 1``, by logarithms (no overflow), ``b >= 0``.
 
     Parameters
     ----------
-    ls : ndarray
-        Orders ``l >= 0``.
+    count : int
+        How many terms.
     b : float
         ``>= 0``.
 
     Returns
     -------
     ndarray
-        ``i_0(0) = 1``, ``i_l(0) = 0`` for ``l > 0``.
+        ``(count,)``; ``[1, 0, 0, ...]`` for ``b = 0``.
     """
     if b == 0.0:
-        return (ls == 0).astype(np.float64)
-    return math.sqrt(math.pi / (2.0 * b)) * special.ive(ls + 0.5, b)
+        w = np.zeros(count)
+        w[0] = 1.0
+        return w
+    lb = math.log(b)
+    return np.array([math.exp(l * lb - math.lgamma(l + 1.0) - b) for l in range(count)])
+
+
+def _ratios(count, b, step):
+    """Backward continued fraction of a three-term recurrence ``u_{k-1} = (a_k / b) u_k + u_{k+1}``.
+
+    ``r_k = u_k / u_{k-1} = 1 / (a_k / b + r_{k+1})`` with ``a_k = 2k`` (``step = 0``: the
+    modified Bessel functions ``I_k``) or ``a_k = 2k + 1`` (``step = 1``: the modified spherical
+    Bessel functions ``i_k``), started with ``r_K = 0`` far beyond ``b`` and ``count`` (the
+    minimal solution of the recurrence is the one sought: Miller's algorithm, in ratios so that
+    nothing overflows for any ``b > 0``).  Returns ``r_1 .. r_{count-1}``.
+    """
+    top = count + int(math.ceil(b)) + 60 + int(math.ceil(8.0 * math.sqrt(b)))
+    r = 0.0
+    out = np.zeros(count)
+    for k in range(top, 0, -1):
+        r = 1.0 / ((2.0 * k + step) / b + r)
+        if k < count:
+            out[k] = r
+    return out
+
+
+def scaled_bessel_i(count, b):
+    """``I_k(b) e^{-b}``, ``k = 0 .. count - 1``, for ``b >= 0`` (modified Bessel functions).
+
+    The ratios ``I_k / I_{k-1}`` from :func:`_ratios`, normalized by the generating function at
+    angle 0, ``e^b = I_0(b) + 2 sum_{k >= 1} I_k(b)``.
+
+    Parameters
+    ----------
+    count : int
+        How many orders.
+    b : float
+        ``>= 0``.
+
+    Returns
+    -------
+    ndarray
+        ``(count,)``.
+    """
+    return _normalized(count, b, step=0)
+
+
+def scaled_spherical_bessel_i(count, b):
+    """``i_l(b) e^{-b}``, ``l = 0 .. count - 1``, for ``b >= 0`` (modified spherical Bessel).
+
+    The ratios ``i_l / i_{l-1}`` from :func:`_ratios`, normalized by the Funk-Hecke expansion at
+    ``s = 1`` (``P_l(1) = 1``): ``e^b = sum_l (2l + 1) i_l(b)``.
+
+    Parameters
+    ----------
+    count : int
+        How many orders.
+    b : float
+        ``>= 0``.
+
+    Returns
+    -------
+    ndarray
+        ``(count,)``.
+    """
+    return _normalized(count, b, step=1)
+
+
+def _normalized(count, b, step):
+    out = np.zeros(count)
+    if b == 0.0:
+        out[0] = 1.0
+        return out
+    # the normalization sums over every order, not only the first count
+    top = count + int(math.ceil(b)) + 60 + int(math.ceil(8.0 * math.sqrt(b)))
+    r = _ratios(top, b, step)
+    u = np.empty(top)
+    u[0] = 1.0
+    for k in range(1, top):
+        u[k] = u[k - 1] * r[k]
+    weights = 2.0 * np.ones(top) if step == 0 else 2.0 * np.arange(top) + 1.0
+    if step == 0:
+        weights[0] = 1.0
+    u /= float(np.sum(weights * u))
+    out[:] = u[:count]
+    return out
 
 
 def tail_bounds(basis, beta, count):
     """``tau_L e^{-|beta|}`` for ``L = 0 .. count - 1``: the scaled truncation bounds.
 
     ``tau_L = sum_{l > L} w_l``, summed explicitly up to ``M = count + 2 ceil(|beta|) + 64``
-    plus ``w_M`` for the rest (module docstring).
+    plus ``w_M`` for the rest (module docstring), times ``1 + SAFETY`` for the rounding of the
+    computed terms.
 
     Parameters
     ----------
@@ -181,7 +262,7 @@ def tail_bounds(basis, beta, count):
     m = count + 2 * int(math.ceil(abs(beta))) + 64
     w = degree_terms(basis, beta, m + 1)
     rest = np.cumsum(w[::-1])[::-1]  # rest[l] = sum_{k >= l} w_k  (w_M counted twice: the rest)
-    rest = rest + w[m]
+    rest = (rest + w[m]) * (1.0 + SAFETY)
     return rest[1:count + 1].copy()
 
 
@@ -213,23 +294,19 @@ def coefficients(basis, d, beta, degree):
         return np.ones(1)
     sign = -1.0 if beta < 0 else 1.0
     b = abs(float(beta))
-    ls = np.arange(degree + 1, dtype=np.float64)
     signs = sign ** np.arange(degree + 1)
     if basis == "fourier":
-        per = special.ive(ls, b) * signs
+        per = scaled_bessel_i(degree + 1, b) * signs
         out = np.empty(2 * degree + 1)
         out[0] = per[0]
         out[1::2] = 2.0 * per[1:]
         out[2::2] = 2.0 * per[1:]
         return out
     if basis == "harmonic":
-        per = 4.0 * math.pi * scaled_sph_in(ls, b) * signs
+        per = 4.0 * math.pi * scaled_spherical_bessel_i(degree + 1, b) * signs
         return np.repeat(per, 2 * np.arange(degree + 1) + 1)
     _, _, _, level = monomial_tree(d, degree)
-    if b == 0.0:
-        per = (ls == 0).astype(np.float64)
-    else:
-        per = np.exp(ls * math.log(b) - special.gammaln(ls + 1.0) - b) * signs
+    per = scaled_taylor(degree + 1, b) * signs
     return per[level]
 
 

@@ -511,22 +511,35 @@ def fast_kernel(model, xi, d, tol, mobile=None):
                       **kw)
 
 
-# Cost model: seconds per evaluation.  Direct: T0 + n^2 / RATE[d]; fast: T0 + n * COST[bias] *
-# (p * (d + 1) + FEATURE * p).  Measured by benchmarks/fast_summation.py (see the docstring of
-# estimated_seconds).
-DIRECT_RATE = {2: 1.6e9, 3: 1.5e9, 4: 1.0e9}
-DIRECT_RATE_OTHER = 0.7e9
+# The cost model of estimated_seconds (its docstring says where the constants come from).
+DIRECT_RATE_D3 = 1.5e9
+"""Pair interactions (``n^2`` per evaluation) per second of the direct kernel, d = 3, 2 cores."""
 DIRECT_T0 = 2e-5
 FAST_T0 = 1e-4
-FAST_PER_FLOP = 1.0e-9
-BIAS_COST = {"none": 1.0, "cosine": 2.0, "distance": 3.0}
+FAST_UNIT = 3.3e-10
+"""Seconds per token, feature and value row (``n p (d + 2)``) of the fast kernel, 2 cores."""
+BIAS_COST = {"none": 1.0, "cosine": 1.6, "distance": 2.4}
 
 
 def estimated_seconds(kind, n, d, beta, tol, bias="none"):
     """The estimated time of one velocity evaluation, direct or fast (a cost model).
 
-    ``direct: T0 + n^2 / rate(d)``; ``fast: T0' + n p (d + 2) c(bias) k`` with ``p`` the rank
-    that :class:`FastKernel` would choose for ``beta`` and ``tol`` (USA, no frozen tokens).
+    ::
+
+        direct:  T0 + n^2 / R(d),             R(d) = 1.5e9 * 4.2 / (d + 1.2)  pairs per second
+        fast:    T0' + s n p (d + 2) c k(bias),  c = 3.3e-10 s,  k = 1 (none), 1.6 (cosine),
+                                                   2.4 (distance),  s = 2 below PARALLEL_MIN_FAST
+
+    with ``p`` the rank :class:`FastKernel` chooses for ``beta`` and ``tol`` (USA; ``inf`` when
+    ``tol`` is out of reach), ``T0 = 2e-5`` s and ``T0' = 1e-4`` s (the fixed costs of a call),
+    ``s = 2`` where the fast sums run on one thread.  The constants were measured on
+    2026-12-01 on the project's 2-core Intel Xeon (KVM guest) by
+    ``benchmarks/fast_summation.py`` and a calibration over d = 2 .. 6 and the three biases:
+    ``R(3)`` is the direct kernel's throughput there at large n (1.2e9 to 1.8e9 pair
+    interactions per second), and the dependence on d the measured ratios (d = 2: 1.3, d = 4:
+    0.85, d = 6: 0.63 of d = 3); ``c`` and ``k`` the fast kernel's time per token, feature and
+    value row at n = 1e5 (the machine was shared, so the figures are from the best of several
+    runs and CPU time; they are estimates to choose between the two summations, not promises).
 
     Parameters
     ----------
@@ -560,9 +573,10 @@ def estimated_seconds(kind, n, d, beta, tol, bias="none"):
     tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
     v.choice("bias", bias, BIASES)
     if kind == "direct":
-        return DIRECT_T0 + n * n / DIRECT_RATE.get(d, DIRECT_RATE_OTHER)
+        return DIRECT_T0 + n * n / (DIRECT_RATE_D3 * 4.2 / (d + 1.2))
     p = _rank_for(d, beta, tol, bias)
-    return FAST_T0 + n * p * (d + 2) * BIAS_COST[bias] * FAST_PER_FLOP
+    serial = 2.0 if n < PARALLEL_MIN_FAST else 1.0
+    return FAST_T0 + serial * n * p * (d + 2) * FAST_UNIT * BIAS_COST[bias]
 
 
 _RANKS = {}
