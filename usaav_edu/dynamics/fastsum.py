@@ -304,6 +304,7 @@ class FastKernel:
             ``(d + 1, n)`` if ``need_z`` else ``(d, n)``.
         """
         n = self._check_state(yt)
+        yt = np.ascontiguousarray(yt)  # the compiled code is specialized for C order
         nq = self.d + 1 if need_z else self.d
         res = np.empty((nq, n))
         if n == 0:
