@@ -140,6 +140,11 @@ class FastKernel:
 
     Attributes
     ----------
+    mobile : ndarray of bool
+        The mask of the tokens that move, ``np.ones(1, bool)`` when all do (as in
+        :class:`.rhs.KernelParams`; the steppers' retraction reads it with ``has_frozen``).
+    has_frozen : bool
+        Some token is frozen.
     degree : int
         The truncation degree ``L``.
     bound : float
@@ -190,7 +195,9 @@ class FastKernel:
             self.lam = v.real_scalar("lam", lam, minimum=0.0)
         elif lam is not None:
             raise ValueError(f"lam must be None unless bias is 'distance' (bias {self.bias!r})")
-        self.mobile = self._mobile(mobile)
+        mask = self._mobile(mobile)
+        self.has_frozen = mask is not None
+        self.mobile = mask if self.has_frozen else np.ones(1, dtype=np.bool_)
         self.basis = ex.basis_for(self.d, self.linear)
         self._plan()
         self._compiled_plan()
@@ -268,8 +275,6 @@ class FastKernel:
             xs = self.xi[self.order]
             self.dec = np.zeros(xs.shape[0])
             self.dec[1:] = np.exp(-self.lam * np.diff(xs))
-        self.has_frozen = self.mobile is not None
-        self._mobile_arr = self.mobile if self.has_frozen else np.ones(1, dtype=np.bool_)
 
     # ------------------------------------------------------------------ evaluation
     def _check_state(self, yt, name="yt"):
@@ -280,7 +285,7 @@ class FastKernel:
         n = yt.shape[1]
         if self.n is not None and n != self.n:
             raise ValueError(f"{name} must have {self.n} columns (one per token), got {n}")
-        if self.mobile is not None and self.mobile.shape[0] != n:
+        if self.has_frozen and self.mobile.shape[0] != n:
             raise ValueError(f"{name} must have {self.mobile.shape[0]} columns to match mobile, "
                              f"got {n}")
         return n
@@ -401,7 +406,7 @@ class FastKernel:
             raise ValueError(f"out must be a float64 array of shape {yt.shape}")
         r = self.sums(yt, need_z=self.sa)
         if n:
-            finish_velocity(yt, r, self.sa, self.scale / n, self._mobile_arr, self.has_frozen,
+            finish_velocity(yt, r, self.sa, self.scale / n, self.mobile, self.has_frozen,
                             out)
         return out
 
