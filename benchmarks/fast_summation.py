@@ -11,11 +11,11 @@ Prints, for d = 3, beta = 1, tol = 1e-10 (the figures of the fast kernel's targe
    largest measured size and marked so; the fast kernel also with the distance and cosine biases;
 2. the crossover n measured (the first size of a doubling grid where fast is faster) and the
    one of the cost model (``fastsum.crossover_n``), with the constants fitted from the timings;
+3. the peak memory (resident set) of a process that evaluates the fast kernel at n = 1e5;
 4. the accuracy: ``err = max_i |v^_i - v_i| / max_i m_i`` (the fast kernel's error norm) against
    the direct kernel at n = 8192 for beta in {0.5, 1, 2, 4, 8}, for the models usa, rope (d = 3),
    prefix_gauge (d = 4, random frames), distance_bias and cosine_bias (exp profile), in gauge
    coordinates (``model.kernel(x0, xi).y0``), beside the bound the fast kernel guarantees;
-3. the peak memory (resident set) of a process that evaluates the fast kernel at n = 1e5;
 5. (not with --quick) a rope run to tau = 20 with RK4 at the default step, n = 1e5.
 
 Times are the best of several evaluations (the machine may be shared: the best is the least

@@ -138,6 +138,27 @@ def test_every_model_kind_through_fast_kernel(name):
     assert abs(fk.energy(kin.y0) - e_want) <= (fk.energy_bound + ROUNDING) * max(scale, 1.0)
 
 
+def test_a_fast_run_keeps_the_invariants():
+    """RK4 with the fast kernel as the field: unit norms, non-decreasing energy (USA ascent)."""
+    from usaav_edu.dynamics.integrators import METHODS
+
+    n = 300
+    xi = np.linspace(0.0, 30.0, n)
+    model = ue.models.distance_bias(2.0, 0.3)
+    kin = model.kernel(unit_columns(3, n, seed=4).T, xi)
+    fk = fs.fast_kernel(model, kin.xi, 3, TOL)
+    y = kin.y0.copy()
+    energies = [fk.energy(y)]
+    for k in range(20):
+        done = METHODS["rk4"].advance(y, 0.25 * k, 0.25 * (k + 1), 0.05, fk)
+        assert done.outcome.name == "OK"
+        energies.append(fk.energy(y))
+    assert np.max(np.abs(np.linalg.norm(y, axis=0) - 1.0)) <= 1e-14
+    assert np.all(np.diff(energies) >= -1e-12 * abs(energies[-1]))
+    assert energies[-1] > energies[0] * 1.01  # it moved
+    assert abs(fk.energy(y) - energy_gauge(y, kin.params)) <= 1e-9 * abs(energies[-1])
+
+
 def test_sums_match_the_numpy_reference():
     yt = unit_columns(3, 200, seed=5)
     xi = np.random.default_rng(5).uniform(0.0, 10.0, 200)
