@@ -217,7 +217,8 @@ def truncated(basis, beta, degree, s):
     if basis == "harmonic":
         return sum((2 * l + 1) * special.spherical_in(l, beta) * special.eval_legendre(l, s)
                    for l in range(degree + 1))
-    return sum(beta ** l / math.factorial(l) * s ** l for l in range(degree + 1))
+    # the monomial map: the power form of the truncated Chebyshev series
+    return np.polynomial.polynomial.polyval(s, ex.economized(degree, beta) * math.exp(beta))
 
 
 @pytest.mark.parametrize("basis", ["fourier", "harmonic", "taylor"])
@@ -230,6 +231,22 @@ def test_tail_bound_covers_the_sup_error_and_is_attained(basis, beta):
         assert sup <= taus[degree] * (1 + 1e-9) + 1e-15 * math.exp(beta) * 40
         if taus[degree] > 1e-12 * math.exp(beta):  # resolvable: the bound is attained at s = 1
             assert sup >= 0.99 * taus[degree]
+
+
+@pytest.mark.parametrize("beta", [0.5, 4.0, -3.0, 16.0])
+def test_economized_powers_are_the_chebyshev_series(beta):
+    """The power coefficients equal the truncated Chebyshev series (and beat Taylor's degree)."""
+    degree = 25
+    k = np.arange(degree + 1)
+    cheb = 2.0 * special.ive(k, abs(beta)) * np.sign(beta) ** k
+    cheb[0] *= 0.5
+    s = np.linspace(-1.0, 1.0, 101)
+    got = np.polynomial.polynomial.polyval(s, ex.economized(degree, beta))
+    want = np.polynomial.chebyshev.chebval(s, cheb)
+    assert np.max(np.abs(got - want)) <= 1e-14
+    taylor_tail = sum(math.exp(l * math.log(abs(beta)) - math.lgamma(l + 1.0))
+                      for l in range(11, 200))
+    assert ex.tail_bounds("taylor", beta, 11)[10] * math.exp(abs(beta)) < taylor_tail
 
 
 @pytest.mark.parametrize("d", [2, 3, 4])

@@ -20,10 +20,18 @@ tokens (:mod:`.fastsum`).  Three maps, each with a bound ``tau_L`` of the trunca
   ``P_l(<x, y>) = 4 pi / (2l + 1) sum_{m=-l}^{l} Y_lm(x) Y_lm(y)`` with the real orthonormal
   spherical harmonics ``Y_lm``.  Coefficients ``c_lm = 4 pi i_l(beta)``, rank ``(L + 1)^2``,
   ``tau_L = sum_{l > L} (2l + 1) |i_l(beta)|`` (``|P_l| <= 1`` on ``[-1, 1]``).
-* ``"taylor"`` (any d).  ``e^{beta s} = sum_l beta^l s^l / l!`` and the multinomial theorem,
-  ``<x, y>^l = sum_{|alpha| = l} (l! / alpha!) x^alpha y^alpha``: features
-  ``sqrt(l! / alpha!) x^alpha`` with coefficients ``beta^l / l!``, rank ``C(L + d, d)``,
-  ``tau_L = sum_{l > L} |beta|^l / l!``.
+* ``"taylor"`` (any d; monomial features).  A polynomial ``P(s) = sum_{l <= L} a_l s^l`` and
+  the multinomial theorem, ``<x, y>^l = sum_{|alpha| = l} (l! / alpha!) x^alpha y^alpha``:
+  features ``sqrt(l! / alpha!) x^alpha`` with coefficients ``a_{|alpha|}``, rank
+  ``C(L + d, d)``.  The Taylor polynomial (``a_l = beta^l / l!``, tail
+  ``sum_{l > L} |beta|^l / l!``) is not the best choice of ``P``: the kernel uses the
+  truncated Chebyshev series of ``e^{beta s}`` on ``[-1, 1]`` (the same generating function
+  as the Fourier map, ``e^{beta s} = I_0(beta) + 2 sum_k I_k(beta) T_k(s)``), rewritten in
+  powers of ``s`` (:func:`economized`), with ``tau_L = sum_{k > L} 2 |I_k(beta)|``
+  (``|T_k| <= 1``).  Its degree is lower for the same ``tol`` (beta = 1, tol = 1e-10: 10
+  instead of 13), so in d = 4 the rank is 1001 instead of 2380.  Its power coefficients are
+  positive for ``beta > 0`` and sum to about ``e^{|beta|}``, like the Taylor ones: the
+  rewriting adds no cancellation.
 
 The linear profile ``phi' = 1`` is the rank-one map ``f = 1`` (``"linear"``, exact).
 
@@ -34,11 +42,10 @@ by the expansions themselves at ``s = 1`` (:func:`scaled_bessel_i`,
 :func:`scaled_spherical_bessel_i`).  For ``beta < 0``, ``I_k(-b) = (-1)^k I_k(b)`` and
 ``i_l(-b) = (-1)^l i_l(b)``: the coefficients keep their signs.
 
-The tails.  Each bound is the sum of the terms ``w_l`` (``2 |I_k|``, ``(2l + 1) |i_l|`` or
-``|beta|^l / l!``) beyond ``L``.  The terms are summed explicitly up to ``M = L + 1 + 2 ceil(|beta|)
-+ 64``; beyond ``2 |beta|`` every ratio ``w_{l+1} / w_l`` is below 1/2 (``|beta| / (l + 1)`` for
-Taylor, and ``I_{nu+1}(x) / I_nu(x) < x / (2 nu + 1)`` for the Bessel terms), so the rest is
-at most ``w_M`` and is added as such.
+The tails.  Each bound is the sum of the terms ``w_l`` (``2 |I_k|`` or ``(2l + 1) |i_l|``)
+beyond ``L``.  The terms are summed explicitly up to ``M = L + 1 + 2 ceil(|beta|) + 64``; beyond
+``2 |beta|`` every ratio ``w_{l+1} / w_l`` is below 1/2 (``I_{nu+1}(x) / I_nu(x) <
+x / (2 nu + 1)``), so the rest is at most ``w_M`` and is added as such.
 """
 
 import math
@@ -105,9 +112,9 @@ def rank(basis, d, degree):
 def degree_terms(basis, beta, count):
     """The scaled terms ``w_l e^{-|beta|}`` of the tail bound, ``l = 0 .. count - 1``.
 
-    ``w_l = 2 |I_l(beta)|`` (``w_0 = I_0``; Fourier), ``(2l + 1) |i_l(beta)|`` (harmonic),
-    ``|beta|^l / l!`` (Taylor); each is ``sup_{|s| <= 1}`` of the degree-``l`` part of the
-    expansion.
+    ``w_l = 2 |I_l(beta)|`` (``w_0 = I_0``; Fourier, and the Chebyshev series of the monomial
+    map ``"taylor"``), ``(2l + 1) |i_l(beta)|`` (harmonic); each is ``sup_{|s| <= 1}`` of the
+    degree-``l`` part of the expansion.
 
     Parameters
     ----------
@@ -125,36 +132,39 @@ def degree_terms(basis, beta, count):
     """
     b = abs(float(beta))
     ls = np.arange(count, dtype=np.float64)
-    if basis == "fourier":
-        w = 2.0 * scaled_bessel_i(count, b)
-        w[0] *= 0.5
-        return w
     if basis == "harmonic":
         return (2.0 * ls + 1.0) * scaled_spherical_bessel_i(count, b)
-    return scaled_taylor(count, b)
+    w = 2.0 * scaled_bessel_i(count, b)
+    w[0] *= 0.5
+    return w
 
 
-def scaled_taylor(count, b):
-    """``b^l / l! e^{-b}``, ``l = 0 .. count - 1``, by logarithms (no overflow), ``b >= 0``.
+def economized(degree, beta):
+    """The power coefficients ``a_l e^{-|beta|}`` of the degree-``L`` Chebyshev truncation.
+
+    ``P_L(s) = I_0(beta) + 2 sum_{k=1}^{L} I_k(beta) T_k(s) = sum_{l <= L} a_l s^l``, rewritten
+    in powers by ``numpy.polynomial.chebyshev.cheb2poly``; ``|e^{beta s} - P_L(s)| <=
+    sum_{k > L} 2 |I_k(beta)|`` on ``[-1, 1]``.
 
     Parameters
     ----------
-    count : int
-        How many terms.
-    b : float
-        ``>= 0``.
+    degree : int
+        ``L``.
+    beta : float
+        The inverse temperature (any sign: ``I_k(-b) = (-1)^k I_k(b)``).
 
     Returns
     -------
     ndarray
-        ``(count,)``; ``[1, 0, 0, ...]`` for ``b = 0``.
+        ``(L + 1,)`` scaled by ``e^{-|beta|}``.
     """
-    if b == 0.0:
-        w = np.zeros(count)
-        w[0] = 1.0
-        return w
-    lb = math.log(b)
-    return np.array([math.exp(l * lb - math.lgamma(l + 1.0) - b) for l in range(count)])
+    b = abs(float(beta))
+    c = 2.0 * scaled_bessel_i(degree + 1, b) * (-1.0 if beta < 0 else 1.0) ** np.arange(degree + 1)
+    c[0] *= 0.5
+    out = np.zeros(degree + 1)
+    a = np.polynomial.chebyshev.cheb2poly(c)
+    out[:a.shape[0]] = a
+    return out
 
 
 def _ratios(count, b, step):
@@ -271,8 +281,8 @@ def coefficients(basis, d, beta, degree):
 
     Fourier: ``I_0, 2 I_1, 2 I_1, 2 I_2, 2 I_2, ...`` (features ``1, cos t, sin t, cos 2t,
     sin 2t, ...``).  Harmonic: ``4 pi i_l`` repeated ``2l + 1`` times (features ordered by
-    :func:`harmonic_order`).  Taylor: ``beta^l / l!`` for each multi-index of degree ``l``
-    (ordered by :func:`monomial_tree`).  Linear: ``[1]``.
+    :func:`harmonic_order`).  Monomials: ``a_l`` (:func:`economized`) for each multi-index of
+    degree ``l`` (ordered by :func:`monomial_tree`).  Linear: ``[1]``.
 
     Parameters
     ----------
@@ -306,8 +316,7 @@ def coefficients(basis, d, beta, degree):
         per = 4.0 * math.pi * scaled_spherical_bessel_i(degree + 1, b) * signs
         return np.repeat(per, 2 * np.arange(degree + 1) + 1)
     _, _, _, level = monomial_tree(d, degree)
-    per = scaled_taylor(degree + 1, b) * signs
-    return per[level]
+    return economized(degree, beta)[level]
 
 
 def harmonic_order(degree):
@@ -331,7 +340,7 @@ def harmonic_order(degree):
 
 
 def monomial_tree(d, degree):
-    """The multi-indices ``|alpha| <= L`` as a tree: each feature from a parent times one coordinate.
+    """The multi-indices ``|alpha| <= L`` as a tree: each feature a parent times a coordinate.
 
     Feature 0 is ``alpha = 0``.  Every other feature ``a`` has a parent ``parent[a]`` (its
     multi-index minus ``e_k``, ``k = var[a]`` the largest coordinate index in ``alpha``), so that
@@ -587,8 +596,6 @@ def harmonic_chunk(x, y, z, degree, f, scratch):
     pr = scratch[0]
     pi = scratch[1]
     qmm = scratch[2]
-    cr = scratch[3]
-    ci = scratch[4]
     q1 = scratch[5]
     q2 = scratch[6]
     root2 = math.sqrt(2.0)

@@ -910,7 +910,9 @@ def transpose_rows(f, p, m, ft):
 
 @njit(cache=True, fastmath=ex.FLAGS)
 def scan_forward_token(state, fk, coef, dec, gk, nq, out):
-    """One token of the forward recursion: ``S <- dec S + f_k g_k``, then ``out = sum_a c_a f_a S_a``.
+    """One token of the forward recursion: ``S <- dec S + f_k g_k``, then the token's sums.
+
+    ``out[q] = sum_a c_a f_a S[q, a]`` with the updated state.
 
     Parameters
     ----------
@@ -947,7 +949,9 @@ def scan_forward_token(state, fk, coef, dec, gk, nq, out):
 
 @njit(cache=True, fastmath=ex.FLAGS)
 def scan_backward_token(state, fk, coef, dec, gk, nq, out):
-    """One token of the backward recursion: ``out = sum_a c_a f_a S_a``, then ``S <- dec (S + f_k g_k)``.
+    """One token of the backward recursion: the token's sums, then ``S <- dec (S + f_k g_k)``.
+
+    ``out[q] = sum_a c_a f_a S[q, a]`` with the state before the update.
 
     Parameters
     ----------
