@@ -16,11 +16,11 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 # lowest first; "" is the package root (usaav_edu/__init__.py)
 LAYERS = [
     ["_validate", "_version", "progress", "sphere", "laws"],
-    ["dynamics.fastexp"],
+    ["dynamics.fastexp", "dynamics.expansions"],
     ["dynamics.rhs"],
     ["gauges", "biases", "profiles"],
     ["dynamics.energy", "dynamics.integrators", "dynamics.unrotated", "dynamics.reference",
-     "dynamics"],
+     "dynamics.fastsum", "dynamics"],
     ["models"],
     ["trajectory"],
     ["solver", "diagnostics", "maximizers", "density"],
