@@ -1,0 +1,434 @@
+"""Separable expansions of the attention weight ``e^{beta <x, y>}`` on the sphere.
+
+A feature map ``f = (f_1, ..., f_p)`` of the sphere S^{d-1} and signed coefficients ``c_a``
+give the rank-``p`` approximation ::
+
+    e^{beta <x, y>}  ~  K_L(x, y) = sum_a c_a f_a(x) f_a(y),
+
+truncated at a degree ``L``.  It turns a pair sum over ``n^2`` pairs into two sums over ``n``
+tokens (:mod:`.fastsum`).  Three maps, each with a bound ``tau_L`` of the truncation error
+``sup_{|s| <= 1} |e^{beta s} - K_L|`` from the tail of its coefficients:
+
+* ``"fourier"`` (d = 2).  With ``x = (cos t, sin t)``, ``y = (cos u, sin u)``, the generating
+  function of the modified Bessel functions ``I_k`` gives
+  ``e^{beta cos(t - u)} = I_0(beta) + 2 sum_{k >= 1} I_k(beta) cos(k (t - u))`` and
+  ``cos(k (t - u)) = cos kt cos ku + sin kt sin ku``.  Features ``1, cos kt, sin kt``
+  (``k <= L``), rank ``2L + 1``, ``tau_L = sum_{k > L} 2 |I_k(beta)|``.
+* ``"harmonic"`` (d = 3).  The Funk-Hecke formula expands the zonal function in Legendre
+  polynomials, ``e^{beta s} = sum_l (2l + 1) i_l(beta) P_l(s)`` (``i_l`` the modified
+  spherical Bessel functions), and the addition theorem splits each term,
+  ``P_l(<x, y>) = 4 pi / (2l + 1) sum_{m=-l}^{l} Y_lm(x) Y_lm(y)`` with the real orthonormal
+  spherical harmonics ``Y_lm``.  Coefficients ``c_lm = 4 pi i_l(beta)``, rank ``(L + 1)^2``,
+  ``tau_L = sum_{l > L} (2l + 1) |i_l(beta)|`` (``|P_l| <= 1`` on ``[-1, 1]``).
+* ``"taylor"`` (any d).  ``e^{beta s} = sum_l beta^l s^l / l!`` and the multinomial theorem,
+  ``<x, y>^l = sum_{|alpha| = l} (l! / alpha!) x^alpha y^alpha``: features
+  ``sqrt(l! / alpha!) x^alpha`` with coefficients ``beta^l / l!``, rank ``C(L + d, d)``,
+  ``tau_L = sum_{l > L} |beta|^l / l!``.
+
+The linear profile ``phi' = 1`` is the rank-one map ``f = 1`` (``"linear"``, exact).
+
+Scaling.  The coefficients are stored times ``e^{-|beta|}`` (``scipy.special.ive`` is
+``I_nu(x) e^{-|x|}``), so that they stay finite up to ``beta = 700``; the sums carry the factor
+``e^{|beta|}`` separately.  For ``beta < 0``, ``I_k(-b) = (-1)^k I_k(b)`` and
+``i_l(-b) = (-1)^l i_l(b)``: the coefficients keep their signs.
+
+The tails.  Each bound is the sum of the terms ``w_l`` (``2 |I_k|``, ``(2l + 1) |i_l|`` or
+``|beta|^l / l!``) beyond ``L``.  The terms are summed explicitly up to ``M = L + 1 + 2 ceil(|beta|)
++ 64``; beyond ``2 |beta|`` every ratio ``w_{l+1} / w_l`` is below 1/2 (``|beta| / (l + 1)`` for
+Taylor, and ``I_{nu+1}(x) / I_nu(x) < x / (2 nu + 1)`` for the Bessel terms), so the rest is
+at most ``w_M`` and is added as such.
+"""
+
+import math
+
+import numpy as np
+from scipy import special
+
+BASES = ("fourier", "harmonic", "taylor", "linear")
+MAX_DEGREE = 400
+"""The largest degree the selection considers (beyond it, the tolerance is out of reach)."""
+MAX_RANK = 250_000
+"""The largest number of features (a Taylor map in d >= 4 grows as ``L^d / d!``)."""
+
+
+def basis_for(d, linear):
+    """The feature map used for dimension ``d``.
+
+    Parameters
+    ----------
+    d : int
+        The ambient dimension (tokens on S^{d-1}).
+    linear : bool
+        Constant ``phi'``: the rank-one map.
+
+    Returns
+    -------
+    str
+        ``"linear"``, ``"fourier"`` (d = 2), ``"harmonic"`` (d = 3) or ``"taylor"``.
+    """
+    if linear:
+        return "linear"
+    return {2: "fourier", 3: "harmonic"}.get(d, "taylor")
+
+
+def rank(basis, d, degree):
+    """The number of features ``p`` of a map truncated at ``degree``.
+
+    ``1`` (linear), ``2L + 1`` (Fourier), ``(L + 1)^2`` (harmonic), ``C(L + d, d)`` (Taylor).
+
+    Parameters
+    ----------
+    basis : str
+        One of :data:`BASES`.
+    d : int
+        The dimension.
+    degree : int
+        ``L >= 0``.
+
+    Returns
+    -------
+    int
+    """
+    if basis == "linear":
+        return 1
+    if basis == "fourier":
+        return 2 * degree + 1
+    if basis == "harmonic":
+        return (degree + 1) ** 2
+    return math.comb(degree + d, d)
+
+
+def degree_terms(basis, beta, count):
+    """The scaled terms ``w_l e^{-|beta|}`` of the tail bound, ``l = 0 .. count - 1``.
+
+    ``w_l = 2 |I_l(beta)|`` (``w_0 = I_0``; Fourier), ``(2l + 1) |i_l(beta)|`` (harmonic),
+    ``|beta|^l / l!`` (Taylor); each is ``sup_{|s| <= 1}`` of the degree-``l`` part of the
+    expansion.
+
+    Parameters
+    ----------
+    basis : str
+        ``"fourier"``, ``"harmonic"`` or ``"taylor"``.
+    beta : float
+        The inverse temperature.
+    count : int
+        How many terms.
+
+    Returns
+    -------
+    ndarray
+        ``(count,)`` non-negative.
+    """
+    b = abs(float(beta))
+    ls = np.arange(count, dtype=np.float64)
+    if basis == "fourier":
+        w = 2.0 * special.ive(ls, b)
+        w[0] *= 0.5
+        return w
+    if basis == "harmonic":
+        return (2.0 * ls + 1.0) * scaled_sph_in(ls, b)
+    # Taylor: |beta|^l / l! e^{-|beta|}, by logarithms (no overflow)
+    with np.errstate(divide="ignore"):
+        logs = ls * math.log(b) - special.gammaln(ls + 1.0) - b if b > 0 else None
+    if logs is None:
+        w = np.zeros(count)
+        w[0] = 1.0
+        return w
+    return np.exp(logs)
+
+
+def scaled_sph_in(ls, b):
+    """``i_l(b) e^{-b}`` for ``b >= 0``: ``i_l(b) = sqrt(pi / (2b)) I_{l + 1/2}(b)``.
+
+    Parameters
+    ----------
+    ls : ndarray
+        Orders ``l >= 0``.
+    b : float
+        ``>= 0``.
+
+    Returns
+    -------
+    ndarray
+        ``i_0(0) = 1``, ``i_l(0) = 0`` for ``l > 0``.
+    """
+    if b == 0.0:
+        return (ls == 0).astype(np.float64)
+    return math.sqrt(math.pi / (2.0 * b)) * special.ive(ls + 0.5, b)
+
+
+def tail_bounds(basis, beta, count):
+    """``tau_L e^{-|beta|}`` for ``L = 0 .. count - 1``: the scaled truncation bounds.
+
+    ``tau_L = sum_{l > L} w_l``, summed explicitly up to ``M = count + 2 ceil(|beta|) + 64``
+    plus ``w_M`` for the rest (module docstring).
+
+    Parameters
+    ----------
+    basis : str
+        ``"fourier"``, ``"harmonic"`` or ``"taylor"``.
+    beta : float
+        The inverse temperature.
+    count : int
+        How many degrees.
+
+    Returns
+    -------
+    ndarray
+        ``(count,)`` non-increasing.
+    """
+    m = count + 2 * int(math.ceil(abs(beta))) + 64
+    w = degree_terms(basis, beta, m + 1)
+    rest = np.cumsum(w[::-1])[::-1]  # rest[l] = sum_{k >= l} w_k  (w_M counted twice: the rest)
+    rest = rest + w[m]
+    return rest[1:count + 1].copy()
+
+
+def coefficients(basis, d, beta, degree):
+    """The scaled signed coefficients ``c_a e^{-|beta|}`` of the features, in feature order.
+
+    Fourier: ``I_0, 2 I_1, 2 I_1, 2 I_2, 2 I_2, ...`` (features ``1, cos t, sin t, cos 2t,
+    sin 2t, ...``).  Harmonic: ``4 pi i_l`` repeated ``2l + 1`` times (features ordered by
+    :func:`harmonic_order`).  Taylor: ``beta^l / l!`` for each multi-index of degree ``l``
+    (ordered by :func:`monomial_tree`).  Linear: ``[1]``.
+
+    Parameters
+    ----------
+    basis : str
+        One of :data:`BASES`.
+    d : int
+        The dimension.
+    beta : float
+        The inverse temperature.
+    degree : int
+        ``L``.
+
+    Returns
+    -------
+    ndarray
+        ``(p,)`` float64.
+    """
+    if basis == "linear":
+        return np.ones(1)
+    sign = -1.0 if beta < 0 else 1.0
+    b = abs(float(beta))
+    ls = np.arange(degree + 1, dtype=np.float64)
+    signs = sign ** np.arange(degree + 1)
+    if basis == "fourier":
+        per = special.ive(ls, b) * signs
+        out = np.empty(2 * degree + 1)
+        out[0] = per[0]
+        out[1::2] = 2.0 * per[1:]
+        out[2::2] = 2.0 * per[1:]
+        return out
+    if basis == "harmonic":
+        per = 4.0 * math.pi * scaled_sph_in(ls, b) * signs
+        return np.repeat(per, 2 * np.arange(degree + 1) + 1)
+    _, _, _, level = monomial_tree(d, degree)
+    if b == 0.0:
+        per = (ls == 0).astype(np.float64)
+    else:
+        per = np.exp(ls * math.log(b) - special.gammaln(ls + 1.0) - b) * signs
+    return per[level]
+
+
+def harmonic_order(degree):
+    """The feature order of the harmonic map: ``(l, m)`` pairs, ``m`` in ``-l .. l``.
+
+    Feature ``l^2 + l + m`` is ``Y_lm`` (``m > 0``: the cosine part, ``m < 0``: the sine part
+    of order ``|m|``).
+
+    Parameters
+    ----------
+    degree : int
+        ``L``.
+
+    Returns
+    -------
+    ndarray
+        ``((L + 1)^2, 2)`` int64 rows ``(l, m)``.
+    """
+    return np.array([(l, m) for l in range(degree + 1) for m in range(-l, l + 1)],
+                    dtype=np.int64).reshape(-1, 2)
+
+
+def monomial_tree(d, degree):
+    """The multi-indices ``|alpha| <= L`` as a tree: each feature from a parent times one coordinate.
+
+    Feature 0 is ``alpha = 0``.  Every other feature ``a`` has a parent ``parent[a]`` (its
+    multi-index minus ``e_k``, ``k = var[a]`` the largest coordinate index in ``alpha``), so that
+    with the normalized monomials ``f_alpha = sqrt(l! / alpha!) x^alpha`` ::
+
+        f_a = f_parent[a] * x_var[a] * factor[a],    factor[a] = sqrt(l / alpha_k)
+
+    Features are ordered by degree (parents first).
+
+    Parameters
+    ----------
+    d : int
+        The dimension.
+    degree : int
+        ``L``.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(parent, var, factor, level)``, each ``(C(L + d, d),)``; ``level[a] = |alpha|``.
+    """
+    alphas = [(0,) * d]
+    parent, var, factor, level = [-1], [-1], [1.0], [0]
+    start = 0
+    for l in range(1, degree + 1):
+        stop = len(alphas)
+        for a in range(start, stop):
+            alpha = alphas[a]
+            top = max([k for k in range(d) if alpha[k] > 0], default=0)
+            for k in range(top, d):
+                new = list(alpha)
+                new[k] += 1
+                alphas.append(tuple(new))
+                parent.append(a)
+                var.append(k)
+                factor.append(math.sqrt(l / new[k]))
+                level.append(l)
+        start = stop
+    return (np.array(parent, dtype=np.int64), np.array(var, dtype=np.int64),
+            np.array(factor), np.array(level, dtype=np.int64))
+
+
+def features_reference(basis, degree, yt):
+    """The features of the tokens by plain NumPy: ``F[a, j] = f_a(y_j)`` (reference code).
+
+    Parameters
+    ----------
+    basis : str
+        One of :data:`BASES`.
+    degree : int
+        ``L``.
+    yt : ndarray
+        ``(d, n)`` unit vectors, one column per token.
+
+    Returns
+    -------
+    ndarray
+        ``(p, n)``.
+    """
+    d, n = yt.shape
+    if basis == "linear":
+        return np.ones((1, n))
+    if basis == "fourier":
+        t = np.arctan2(yt[1], yt[0])
+        f = np.empty((2 * degree + 1, n))
+        f[0] = 1.0
+        for k in range(1, degree + 1):
+            f[2 * k - 1] = np.cos(k * t)
+            f[2 * k] = np.sin(k * t)
+        return f
+    if basis == "harmonic":
+        return harmonics_reference(degree, yt)
+    parent, var, factor, _ = monomial_tree(d, degree)
+    f = np.empty((parent.shape[0], n))
+    f[0] = 1.0
+    for a in range(1, parent.shape[0]):
+        f[a] = f[parent[a]] * yt[var[a]] * factor[a]
+    return f
+
+
+def harmonics_reference(degree, yt):
+    """Real orthonormal spherical harmonics ``Y_lm(y_j)``, ``l <= L`` (reference code).
+
+    With ``z = y_3`` and ``(y_1 + i y_2)^m = sin^m(theta) e^{i m phi}``, the polynomial part
+    ``Q_l^m(z) = Pbar_l^m(z) / sin^m(theta)`` of the normalized associated Legendre function obeys
+    (no division by ``sin(theta)``, no ``arctan2``)::
+
+        Q_0^0 = 1 / sqrt(4 pi),   Q_m^m = sqrt((2m + 1) / (2m)) Q_{m-1}^{m-1},
+        Q_{m+1}^m = sqrt(2m + 3) z Q_m^m,
+        Q_l^m = a_lm (z Q_{l-1}^m - b_lm Q_{l-2}^m),
+        a_lm = sqrt((4l^2 - 1) / (l^2 - m^2)),  b_lm = sqrt(((l-1)^2 - m^2) / (4 (l-1)^2 - 1))
+
+    and ``Y_l0 = Q_l^0``, ``Y_{l,+m} = sqrt(2) Q_l^m Re (y_1 + i y_2)^m``,
+    ``Y_{l,-m} = sqrt(2) Q_l^m Im (y_1 + i y_2)^m``.  (The Condon-Shortley sign is left out:
+    it cancels in ``Y_lm(x) Y_lm(y)``.)
+
+    Parameters
+    ----------
+    degree : int
+        ``L``.
+    yt : ndarray
+        ``(3, n)`` unit vectors.
+
+    Returns
+    -------
+    ndarray
+        ``((L + 1)^2, n)`` in the order of :func:`harmonic_order`.
+    """
+    x, y, z = yt
+    n = yt.shape[1]
+    f = np.empty(((degree + 1) ** 2, n))
+    w = (x + 1j * y)
+    power = np.ones(n, dtype=np.complex128)
+    qmm = np.full(n, 1.0 / math.sqrt(4.0 * math.pi))
+    for m in range(degree + 1):
+        if m > 0:
+            qmm = qmm * math.sqrt((2.0 * m + 1.0) / (2.0 * m))
+            power = power * w
+        cos_part = math.sqrt(2.0) * power.real if m > 0 else np.ones(n)
+        sin_part = math.sqrt(2.0) * power.imag
+        q2, q1 = None, qmm
+        for l in range(m, degree + 1):
+            if l == m:
+                q = qmm
+            elif l == m + 1:
+                q = math.sqrt(2.0 * m + 3.0) * z * qmm
+            else:
+                a = math.sqrt((4.0 * l * l - 1.0) / (l * l - m * m))
+                b = math.sqrt(((l - 1.0) ** 2 - m * m) / (4.0 * (l - 1.0) ** 2 - 1.0))
+                q = a * (z * q1 - b * q2)
+            if l > m:
+                q2, q1 = q1, q
+            f[l * l + l + m] = q * cos_part
+            if m > 0:
+                f[l * l + l - m] = q * sin_part
+    return f
+
+
+def select_degree(basis, d, beta, tol, factor):
+    """The smallest degree ``L`` with ``factor(tau_L e^{-|beta|}) <= tol``, and that bound.
+
+    ``factor`` maps the scaled truncation bound to the bound of the quantity that ``tol`` is
+    for (:mod:`.fastsum` derives it), and is non-decreasing.
+
+    Parameters
+    ----------
+    basis : str
+        ``"fourier"``, ``"harmonic"`` or ``"taylor"``.
+    d : int
+        The dimension.
+    beta : float
+        The inverse temperature.
+    tol : float
+        The tolerance, > 0.
+    factor : callable
+        ``bound = factor(scaled_tau)``, vectorized over an array.
+
+    Returns
+    -------
+    tuple
+        ``(L, bound)``.
+
+    Raises
+    ------
+    ValueError
+        If no degree up to :data:`MAX_DEGREE` (or within :data:`MAX_RANK` features) reaches
+        ``tol``.
+    """
+    taus = tail_bounds(basis, beta, MAX_DEGREE + 1)
+    bounds = factor(taus)
+    for L in range(MAX_DEGREE + 1):
+        if rank(basis, d, L) > MAX_RANK:
+            break
+        if bounds[L] <= tol:
+            return L, float(bounds[L])
+    raise ValueError(f"tol = {tol:g} is out of reach of the {basis} expansion at beta = {beta:g} "
+                     f"(d = {d}) within {MAX_RANK} features; use summation=\"direct\" or a larger "
+                     f"tol")
