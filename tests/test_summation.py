@@ -190,6 +190,9 @@ def test_bias_facts_without_the_matrix_match_the_matrix():
             dense = m.bias_matrix(xi)
             facts = m.bias_facts(xi)
             assert facts == m.bias_facts(xi, dense), (omega, span)
+            # the energy bound's factor in O(n log n) against the bias's own block test
+            assert m.bound_factor(xi + 50.0) == pytest.approx(m.bias.bound_factor(xi),
+                                                              rel=1e-12)
     for m in (models.distance_bias(1.0, 0.7), models.usa(1.0)):
         xi = np.sort(rng.uniform(0.0, 5.0, 30))
         dense = m.bias_matrix(xi)
