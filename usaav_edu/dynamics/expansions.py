@@ -42,6 +42,7 @@ at most ``w_M`` and is added as such.
 import math
 
 import numpy as np
+from numba import njit
 from scipy import special
 
 BASES = ("fourier", "harmonic", "taylor", "linear")
@@ -432,3 +433,216 @@ def select_degree(basis, d, beta, tol, factor):
     raise ValueError(f"tol = {tol:g} is out of reach of the {basis} expansion at beta = {beta:g} "
                      f"(d = {d}) within {MAX_RANK} features; use summation=\"direct\" or a larger "
                      f"tol")
+
+
+# ---------------------------------------------------------------------- compiled feature maps
+# Each map writes the features of a chunk of tokens into the rows of ``f`` (one row per feature,
+# one column per token), so that every inner loop runs over the tokens of the chunk: a counted
+# loop over contiguous slices indexed from 0, which LLVM turns into SIMD code.  The fast-math
+# flags allow the reassociation that vectorizes the loops but keep ``inf`` and ``nan``.
+FLAGS = {"contract", "reassoc", "arcp", "nsz", "afn"}
+BASIS_CODE = {"linear": 0, "fourier": 1, "harmonic": 2, "taylor": 3}
+
+
+@njit(cache=True, fastmath=FLAGS)
+def fourier_chunk(c1, s1, degree, f):
+    """Fourier features of a chunk: ``f[0] = 1``, ``f[2k-1] = cos kt``, ``f[2k] = sin kt``.
+
+    With ``(c1, s1) = (cos t, sin t)`` the coordinates of the tokens, by the rotation
+    recurrence ``cos kt = cos (k-1)t c1 - sin (k-1)t s1``, ``sin kt = sin (k-1)t c1 +
+    cos (k-1)t s1``.
+
+    Parameters
+    ----------
+    c1, s1 : ndarray
+        ``(m,)`` the two coordinates of ``m`` unit vectors of the plane.
+    degree : int
+        ``L``.
+    f : ndarray
+        ``(>= 2L + 1, >= m)``, rows ``0 .. 2L`` overwritten in columns ``0 .. m-1``.
+
+    Returns
+    -------
+    None
+    """
+    m = c1.shape[0]
+    f0 = f[0]
+    for j in range(m):
+        f0[j] = 1.0
+    for k in range(1, degree + 1):
+        cp = f[2 * k - 3] if k > 1 else c1
+        sp = f[2 * k - 2] if k > 1 else s1
+        ck = f[2 * k - 1]
+        sk = f[2 * k]
+        if k == 1:
+            for j in range(m):
+                ck[j] = c1[j]
+                sk[j] = s1[j]
+        else:
+            for j in range(m):
+                ck[j] = cp[j] * c1[j] - sp[j] * s1[j]
+                sk[j] = sp[j] * c1[j] + cp[j] * s1[j]
+
+
+@njit(cache=True, fastmath=FLAGS)
+def harmonic_chunk(x, y, z, degree, f, scratch):
+    """Real orthonormal spherical harmonics of a chunk, in the order of :func:`harmonic_order`.
+
+    The recurrences of :func:`harmonics_reference` (``Q_l^m`` up the columns ``l >= m``, the
+    powers ``(x + i y)^m`` by complex multiplication), each step a loop over the tokens.
+
+    Parameters
+    ----------
+    x, y, z : ndarray
+        ``(m,)`` the coordinates of ``m`` unit vectors.
+    degree : int
+        ``L``.
+    f : ndarray
+        ``(>= (L + 1)^2, >= m)``, the feature rows overwritten in columns ``0 .. m-1``.
+    scratch : ndarray
+        ``(7, >= m)`` work rows.
+
+    Returns
+    -------
+    None
+    """
+    m = x.shape[0]
+    pr = scratch[0]
+    pi = scratch[1]
+    qmm = scratch[2]
+    cr = scratch[3]
+    ci = scratch[4]
+    q1 = scratch[5]
+    q2 = scratch[6]
+    root2 = math.sqrt(2.0)
+    q00 = 1.0 / math.sqrt(4.0 * math.pi)
+    for j in range(m):
+        pr[j] = root2
+        pi[j] = 0.0
+        qmm[j] = q00
+    for mo in range(degree + 1):
+        if mo > 0:
+            g = math.sqrt((2.0 * mo + 1.0) / (2.0 * mo))
+            for j in range(m):
+                t = pr[j] * x[j] - pi[j] * y[j]
+                pi[j] = pr[j] * y[j] + pi[j] * x[j]
+                pr[j] = t
+                qmm[j] *= g
+        # l = m
+        fc = f[mo * mo + 2 * mo]
+        if mo == 0:
+            for j in range(m):
+                fc[j] = qmm[j]
+        else:
+            fs = f[mo * mo]
+            for j in range(m):
+                fc[j] = qmm[j] * pr[j]
+                fs[j] = qmm[j] * pi[j]
+        if mo == degree:
+            break
+        # l = m + 1
+        a = math.sqrt(2.0 * mo + 3.0)
+        l = mo + 1
+        fc = f[l * l + l + mo]
+        fs = f[l * l + l - mo]
+        for j in range(m):
+            q2[j] = qmm[j]
+            q1[j] = a * z[j] * qmm[j]
+        if mo == 0:
+            for j in range(m):
+                fc[j] = q1[j]
+        else:
+            for j in range(m):
+                fc[j] = q1[j] * pr[j]
+                fs[j] = q1[j] * pi[j]
+        for l in range(mo + 2, degree + 1):
+            a = math.sqrt((4.0 * l * l - 1.0) / (l * l - mo * mo))
+            b = math.sqrt(((l - 1.0) ** 2 - mo * mo) / (4.0 * (l - 1.0) ** 2 - 1.0))
+            ab = a * b
+            fc = f[l * l + l + mo]
+            fs = f[l * l + l - mo]
+            if mo == 0:
+                for j in range(m):
+                    q = a * z[j] * q1[j] - ab * q2[j]
+                    q2[j] = q1[j]
+                    q1[j] = q
+                    fc[j] = q
+            else:
+                for j in range(m):
+                    q = a * z[j] * q1[j] - ab * q2[j]
+                    q2[j] = q1[j]
+                    q1[j] = q
+                    fc[j] = q * pr[j]
+                    fs[j] = q * pi[j]
+
+
+@njit(cache=True, fastmath=FLAGS)
+def taylor_chunk(yc, parent, var, factor, f):
+    """Normalized monomials ``sqrt(l! / alpha!) y^alpha`` of a chunk (:func:`monomial_tree`).
+
+    ``f[0] = 1`` and ``f[a] = f[parent[a]] * y[var[a]] * factor[a]``.
+
+    Parameters
+    ----------
+    yc : ndarray
+        ``(d, m)`` the chunk's coordinates (rows may be views).
+    parent, var : ndarray
+        ``(p,)`` int64, the tree.
+    factor : ndarray
+        ``(p,)`` float64.
+    f : ndarray
+        ``(>= p, >= m)``, rows ``0 .. p-1`` overwritten in columns ``0 .. m-1``.
+
+    Returns
+    -------
+    None
+    """
+    m = yc.shape[1]
+    f0 = f[0]
+    for j in range(m):
+        f0[j] = 1.0
+    for a in range(1, parent.shape[0]):
+        fa = f[a]
+        fp = f[parent[a]]
+        yk = yc[var[a]]
+        g = factor[a]
+        for j in range(m):
+            fa[j] = fp[j] * yk[j] * g
+
+
+@njit(cache=True, fastmath=FLAGS)
+def chunk_features(code, yc, degree, parent, var, factor, f, scratch):
+    """The features of a chunk of tokens by the map ``code`` (:data:`BASIS_CODE`).
+
+    ``f[a, j] = f_a(y_j)`` for the ``m`` columns ``y_j`` of ``yc``.
+
+    Parameters
+    ----------
+    code : int
+        0 linear, 1 Fourier, 2 harmonic, 3 Taylor.
+    yc : ndarray
+        ``(d, m)`` unit vectors (a view of the state).
+    degree : int
+        ``L``.
+    parent, var, factor : ndarray
+        The Taylor tree (any arrays for the other maps).
+    f : ndarray
+        ``(>= p, >= m)`` output rows.
+    scratch : ndarray
+        ``(7, >= m)`` work rows.
+
+    Returns
+    -------
+    None
+    """
+    m = yc.shape[1]
+    if code == 0:
+        f0 = f[0]
+        for j in range(m):
+            f0[j] = 1.0
+    elif code == 1:
+        fourier_chunk(yc[0], yc[1], degree, f)
+    elif code == 2:
+        harmonic_chunk(yc[0], yc[1], yc[2], degree, f, scratch)
+    else:
+        taylor_chunk(yc, parent, var, factor, f)

@@ -64,10 +64,12 @@ before the result does.
 import math
 
 import numpy as np
+from numba import njit, prange
 
 from .. import _validate as v
 from ..biases import CosineBias, DistanceBias, NoBias
 from . import expansions as ex
+from .rhs import num_threads
 
 BIASES = ("none", "cosine", "distance")
 
@@ -153,6 +155,7 @@ class FastKernel:
         self.mobile = self._mobile(mobile)
         self.basis = ex.basis_for(self.d, self.linear)
         self._plan()
+        self._compiled_plan()
 
     # ------------------------------------------------------------------ set-up
     def _positions(self, xi):
@@ -206,6 +209,28 @@ class FastKernel:
         self.coef = ex.coefficients(self.basis, self.d, self.beta, self.degree)
         self.rank = self.coef.shape[0]
 
+    def _compiled_plan(self):
+        """The arrays of the compiled sums (feature tree, bias weights, sorted order)."""
+        self.code = ex.BASIS_CODE[self.basis]
+        if self.basis == "taylor":
+            parent, var, factor, _ = ex.monomial_tree(self.d, self.degree)
+        else:
+            parent, var, factor = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)
+        self.tree = (parent, var, factor)
+        self.ch = chunk_size(self.rank)
+        self.ws = self.order = self.dec = None
+        if self.bias == "cosine":
+            x0 = self.xi - np.median(self.xi) if self.xi.size else self.xi
+            self.ws = np.ascontiguousarray(np.vstack([np.cos(self.omega * x0),
+                                                      np.sin(self.omega * x0)]))
+        elif self.bias == "distance":
+            self.order = np.argsort(self.xi, kind="stable").astype(np.int64)
+            xs = self.xi[self.order]
+            self.dec = np.zeros(xs.shape[0])
+            self.dec[1:] = np.exp(-self.lam * np.diff(xs))
+        self.has_frozen = self.mobile is not None
+        self._mobile_arr = self.mobile if self.has_frozen else np.ones(1, dtype=np.bool_)
+
     # ------------------------------------------------------------------ evaluation
     def _check_state(self, yt, name="yt"):
         if not isinstance(yt, np.ndarray) or yt.dtype != np.float64 or yt.ndim != 2:
@@ -239,9 +264,38 @@ class FastKernel:
             ``(d + 1, n)`` if ``need_z`` else ``(d, n)``.
         """
         n = self._check_state(yt)
-        return self._sums_reference(yt, need_z, n)
+        nq = self.d + 1 if need_z else self.d
+        res = np.empty((nq, n))
+        if n == 0:
+            return res
+        if self.bias == "distance":
+            ys = np.empty_like(yt)
+            gather_sorted(yt, self.order, ys)
+            res_f, res_b = np.empty((nq, n)), np.empty((nq, n))
+            distance_sums(ys, self.dec, nq, self.code, self.degree, self.tree, self.coef,
+                          self.ch, res_f, res_b)
+            scatter_sum(res_f, res_b, self.order, res)
+            return res
+        run = separable_parallel if n >= PARALLEL_MIN_FAST else separable_serial
+        run(yt, self.ws, nq, self.code, self.degree, self.tree, self.coef, self.ch, res)
+        return res
 
-    def _sums_reference(self, yt, need_z, n):
+    def sums_reference(self, yt, need_z=True):
+        """:meth:`sums` by plain NumPy (dense features, Python loops for the distance bias).
+
+        Parameters
+        ----------
+        yt : ndarray
+            ``(d, n)`` float64 unit vectors.
+        need_z : bool
+            Also the row sums ``Z``.
+
+        Returns
+        -------
+        ndarray
+            ``(d + 1, n)`` if ``need_z`` else ``(d, n)``.
+        """
+        n = self._check_state(yt)
         f = ex.features_reference(self.basis, self.degree, yt)
         g = np.vstack([yt, np.ones((1, n))]) if need_z else yt
         cf = self.coef[:, None] * f
@@ -295,17 +349,10 @@ class FastKernel:
         n = self._check_state(yt)
         if not isinstance(out, np.ndarray) or out.shape != yt.shape or out.dtype != np.float64:
             raise ValueError(f"out must be a float64 array of shape {yt.shape}")
-        d = self.d
         r = self.sums(yt, need_z=self.sa)
-        a = r[:d]
-        dot = np.sum(a * yt, axis=0)
-        proj = a - dot * yt
-        if self.sa:
-            out[...] = proj / r[d]
-        else:
-            out[...] = proj * (self.scale / n)
-        if self.mobile is not None:
-            out[:, ~self.mobile] = 0.0
+        if n:
+            finish_velocity(yt, r, self.sa, self.scale / n, self._mobile_arr, self.has_frozen,
+                            out)
         return out
 
     @property
@@ -559,3 +606,667 @@ def crossover_n(d, beta, tol, bias="none"):
         else:
             lo = mid
     return hi
+
+
+# ---------------------------------------------------------------------- compiled sums
+# Tokens are processed in chunks of ``CH`` columns: the chunk's coordinates are copied into a
+# contiguous buffer, its features computed into a ``(p, CH)`` buffer (:mod:`.expansions`), and
+# the moments and the evaluation are loops over the tokens of the chunk (vectorized).  Memory:
+# per thread ``O(p CH)``, never an ``n x p`` matrix.
+CHUNK_BYTES = 1 << 17
+"""The size of one thread's feature buffer (128 KB: it stays in the L2 cache)."""
+PARALLEL_MIN_FAST = 2048
+"""Below this many tokens the sums run on one thread."""
+
+
+def chunk_size(p):
+    """Tokens per chunk: a power of two in ``[16, 512]`` with ``p * CH * 8 <= CHUNK_BYTES``.
+
+    Parameters
+    ----------
+    p : int
+        Number of features.
+
+    Returns
+    -------
+    int
+    """
+    ch = 512
+    while ch > 16 and p * ch * 8 > CHUNK_BYTES:
+        ch //= 2
+    return ch
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def load_chunk(yt, j0, m, ybuf):
+    """Copy the columns ``j0 .. j0 + m - 1`` of ``yt`` into ``ybuf[:, :m]`` (contiguous rows).
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)``.
+    j0, m : int
+        First column and count.
+    ybuf : ndarray
+        ``(d, >= m)``, overwritten.
+
+    Returns
+    -------
+    None
+    """
+    for k in range(yt.shape[0]):
+        src = yt[k, j0:j0 + m]
+        dst = ybuf[k, :m]
+        for j in range(m):
+            dst[j] = src[j]
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def moment_rows(f, p, g, nq, m, mom):
+    """Add a chunk's moments: ``mom[a, q] += sum_j f[a, j] g[q, j]`` (``j < m``).
+
+    Parameters
+    ----------
+    f : ndarray
+        ``(>= p, >= m)`` features.
+    p : int
+        Number of features.
+    g : ndarray
+        ``(>= nq, >= m)`` the weighted values ``[w y, w]`` of the tokens.
+    nq : int
+        Number of value rows.
+    m : int
+        Tokens in the chunk.
+    mom : ndarray
+        ``(p, nq)``, updated.
+
+    Returns
+    -------
+    None
+    """
+    for a in range(p):
+        fa = f[a, :m]
+        for q in range(nq):
+            gq = g[q, :m]
+            s = 0.0
+            for j in range(m):
+                s += fa[j] * gq[j]
+            mom[a, q] += s
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def evaluate_rows(f, p, cm, nq, m, r):
+    """A chunk's sums: ``r[q, j] = sum_a cm[a, q] f[a, j]`` (``j < m``).
+
+    Parameters
+    ----------
+    f : ndarray
+        ``(>= p, >= m)`` features.
+    p : int
+        Number of features.
+    cm : ndarray
+        ``(p, nq)`` the coefficients times the moments.
+    nq : int
+        Number of value rows.
+    m : int
+        Tokens in the chunk.
+    r : ndarray
+        ``(>= nq, >= m)``, overwritten in columns ``0 .. m-1``.
+
+    Returns
+    -------
+    None
+    """
+    for q in range(nq):
+        rq = r[q, :m]
+        for j in range(m):
+            rq[j] = 0.0
+    for a in range(p):
+        fa = f[a, :m]
+        for q in range(nq):
+            c = cm[a, q]
+            rq = r[q, :m]
+            for j in range(m):
+                rq[j] += c * fa[j]
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def value_rows(ybuf, m, w, j0, nq, g):
+    """The value rows of a chunk for one weight set: ``g = [w y_1, ..., w y_d, (w)]``.
+
+    Parameters
+    ----------
+    ybuf : ndarray
+        ``(d, >= m)`` the chunk's coordinates.
+    m : int
+        Tokens in the chunk.
+    w : ndarray or None
+        ``(n,)`` weights (read at ``j0 + j``), or None for 1.
+    j0 : int
+        The chunk's first token.
+    nq : int
+        ``d`` or ``d + 1`` (with the row of weights).
+    g : ndarray
+        ``(>= nq, >= m)`` rows, overwritten.
+
+    Returns
+    -------
+    None
+    """
+    d = ybuf.shape[0]
+    for k in range(nq):
+        gk = g[k, :m]
+        if k < d:
+            yk = ybuf[k, :m]
+            if w is None:
+                for j in range(m):
+                    gk[j] = yk[j]
+            else:
+                wk = w[j0:j0 + m]
+                for j in range(m):
+                    gk[j] = wk[j] * yk[j]
+        else:
+            if w is None:
+                for j in range(m):
+                    gk[j] = 1.0
+            else:
+                wk = w[j0:j0 + m]
+                for j in range(m):
+                    gk[j] = wk[j]
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def block_moments(yt, j0, j1, ws, nq, code, degree, tree, p, ch, mom):
+    """The moments of the tokens ``j0 .. j1 - 1``, for each weight set, added to ``mom``.
+
+    ``mom[a, s nq + q] += sum_j f_a(y_j) g_s[q, j]``, ``g_s = [w_s y, w_s]`` (``ws`` None: one
+    set with ``w = 1``).
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates.
+    j0, j1 : int
+        The block of tokens.
+    ws : ndarray or None
+        ``(S, n)`` weight sets, or None.
+    nq : int
+        Value rows per set.
+    code, degree : int
+        The feature map and its degree.
+    tree : tuple
+        ``(parent, var, factor)`` of the Taylor map.
+    p, ch : int
+        Features, tokens per chunk.
+    mom : ndarray
+        ``(p, S nq)``, updated.
+
+    Returns
+    -------
+    None
+    """
+    d = yt.shape[0]
+    nsets = 1 if ws is None else ws.shape[0]
+    ybuf = np.empty((d, ch))
+    f = np.empty((p, ch))
+    scratch = np.empty((7, ch))
+    g = np.empty((nq, ch))
+    part = np.zeros((p, nq))
+    for c0 in range(j0, j1, ch):
+        m = min(ch, j1 - c0)
+        load_chunk(yt, c0, m, ybuf)
+        ex.chunk_features(code, ybuf[:, :m], degree, tree[0], tree[1], tree[2], f, scratch)
+        for s in range(nsets):
+            if ws is None:
+                value_rows(ybuf, m, None, c0, nq, g)
+            else:
+                value_rows(ybuf, m, ws[s], c0, nq, g)
+            part[:, :] = 0.0
+            moment_rows(f, p, g, nq, m, part)
+            for a in range(p):
+                for q in range(nq):
+                    mom[a, s * nq + q] += part[a, q]
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def block_sums(yt, j0, j1, ws, nq, code, degree, tree, p, ch, cm, res):
+    """The sums of the tokens ``j0 .. j1 - 1`` from the moments: ``res[:, j]``.
+
+    ``res[q, j] = sum_s w_s[j] sum_a cm[a, s nq + q] f_a(y_j)`` (``ws`` None: ``w = 1``).
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates.
+    j0, j1 : int
+        The block of tokens.
+    ws : ndarray or None
+        ``(S, n)`` weight sets, or None.
+    nq : int
+        Value rows per set.
+    code, degree : int
+        The feature map and its degree.
+    tree : tuple
+        ``(parent, var, factor)`` of the Taylor map.
+    p, ch : int
+        Features, tokens per chunk.
+    cm : ndarray
+        ``(p, S nq)`` coefficients times moments.
+    res : ndarray
+        ``(nq, n)``, columns ``j0 .. j1 - 1`` overwritten.
+
+    Returns
+    -------
+    None
+    """
+    d = yt.shape[0]
+    nsets = 1 if ws is None else ws.shape[0]
+    ybuf = np.empty((d, ch))
+    f = np.empty((p, ch))
+    scratch = np.empty((7, ch))
+    r = np.empty((nsets * nq, ch))
+    for c0 in range(j0, j1, ch):
+        m = min(ch, j1 - c0)
+        load_chunk(yt, c0, m, ybuf)
+        ex.chunk_features(code, ybuf[:, :m], degree, tree[0], tree[1], tree[2], f, scratch)
+        evaluate_rows(f, p, cm, nsets * nq, m, r)
+        for q in range(nq):
+            dst = res[q, c0:c0 + m]
+            if ws is None:
+                src = r[q, :m]
+                for j in range(m):
+                    dst[j] = src[j]
+            else:
+                for j in range(m):
+                    dst[j] = 0.0
+                for s in range(nsets):
+                    src = r[s * nq + q, :m]
+                    wk = ws[s, c0:c0 + m]
+                    for j in range(m):
+                        dst[j] += wk[j] * src[j]
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def separable_serial(yt, ws, nq, code, degree, tree, coef, ch, res):
+    """``res`` for a separable bias (none or cosine) on one thread.
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates.
+    ws : ndarray or None
+        ``(S, n)`` weight sets (cosine: ``cos(omega xi)``, ``sin(omega xi)``), or None.
+    nq : int
+        ``d`` or ``d + 1``.
+    code, degree : int
+        The feature map.
+    tree : tuple
+        The Taylor tree.
+    coef : ndarray
+        ``(p,)`` scaled coefficients.
+    ch : int
+        Tokens per chunk.
+    res : ndarray
+        ``(nq, n)``, overwritten: ``e^{-|beta|} [A; Z]``.
+
+    Returns
+    -------
+    None
+    """
+    n = yt.shape[1]
+    p = coef.shape[0]
+    nsets = 1 if ws is None else ws.shape[0]
+    mom = np.zeros((p, nsets * nq))
+    block_moments(yt, 0, n, ws, nq, code, degree, tree, p, ch, mom)
+    for a in range(p):
+        for q in range(nsets * nq):
+            mom[a, q] *= coef[a]
+    block_sums(yt, 0, n, ws, nq, code, degree, tree, p, ch, mom, res)
+
+
+@njit(cache=True, parallel=True, fastmath=ex.FLAGS)
+def separable_parallel(yt, ws, nq, code, degree, tree, coef, ch, res):
+    """``res`` for a separable bias (none or cosine), one block of tokens per thread.
+
+    Two parallel passes: the blocks' moments (summed), then the blocks' sums.
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)`` gauge coordinates.
+    ws : ndarray or None
+        ``(S, n)`` weight sets, or None.
+    nq : int
+        ``d`` or ``d + 1``.
+    code, degree : int
+        The feature map.
+    tree : tuple
+        The Taylor tree.
+    coef : ndarray
+        ``(p,)`` scaled coefficients.
+    ch : int
+        Tokens per chunk.
+    res : ndarray
+        ``(nq, n)``, overwritten.
+
+    Returns
+    -------
+    None
+    """
+    n = yt.shape[1]
+    p = coef.shape[0]
+    nsets = 1 if ws is None else ws.shape[0]
+    nb = num_threads()
+    moms = np.zeros((nb, p, nsets * nq))
+    for b in prange(nb):
+        block_moments(yt, (n * b) // nb, (n * (b + 1)) // nb, ws, nq, code, degree, tree, p,
+                      ch, moms[b])
+    mom = np.zeros((p, nsets * nq))
+    for b in range(nb):
+        for a in range(p):
+            for q in range(nsets * nq):
+                mom[a, q] += moms[b, a, q]
+    for a in range(p):
+        for q in range(nsets * nq):
+            mom[a, q] *= coef[a]
+    for b in prange(nb):
+        block_sums(yt, (n * b) // nb, (n * (b + 1)) // nb, ws, nq, code, degree, tree, p, ch,
+                   mom, res)
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def transpose_rows(f, p, m, ft):
+    """``ft[j, a] = f[a, j]`` for ``a < p``, ``j < m``.
+
+    Parameters
+    ----------
+    f : ndarray
+        ``(>= p, >= m)``.
+    p, m : int
+        Sizes.
+    ft : ndarray
+        ``(>= m, >= p)``, overwritten.
+
+    Returns
+    -------
+    None
+    """
+    for a in range(p):
+        fa = f[a]
+        for j in range(m):
+            ft[j, a] = fa[j]
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def scan_forward_token(state, fk, coef, dec, gk, nq, out):
+    """One token of the forward recursion: ``S <- dec S + f_k g_k``, then ``out = sum_a c_a f_a S_a``.
+
+    Parameters
+    ----------
+    state : ndarray
+        ``(nq, p)`` the state ``S`` (row ``q``: value ``q`` of the moments), updated.
+    fk : ndarray
+        ``(p,)`` the token's features.
+    coef : ndarray
+        ``(p,)`` coefficients.
+    dec : float
+        ``exp(-lam (xi_k - xi_{k-1}))`` (0 for the first token).
+    gk : ndarray
+        ``(nq,)`` the token's values ``[y_k, 1]``.
+    nq : int
+        Value rows.
+    out : ndarray
+        ``(nq,)``, overwritten.
+
+    Returns
+    -------
+    None
+    """
+    p = fk.shape[0]
+    for q in range(nq):
+        sq = state[q]
+        g = gk[q]
+        s = 0.0
+        for a in range(p):
+            x = dec * sq[a] + fk[a] * g
+            sq[a] = x
+            s += coef[a] * fk[a] * x
+        out[q] = s
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def scan_backward_token(state, fk, coef, dec, gk, nq, out):
+    """One token of the backward recursion: ``out = sum_a c_a f_a S_a``, then ``S <- dec (S + f_k g_k)``.
+
+    Parameters
+    ----------
+    state : ndarray
+        ``(nq, p)`` the state (the tokens after this one), updated.
+    fk : ndarray
+        ``(p,)`` the token's features.
+    coef : ndarray
+        ``(p,)`` coefficients.
+    dec : float
+        ``exp(-lam (xi_k - xi_{k-1}))``.
+    gk : ndarray
+        ``(nq,)`` the token's values.
+    nq : int
+        Value rows.
+    out : ndarray
+        ``(nq,)``, overwritten.
+
+    Returns
+    -------
+    None
+    """
+    p = fk.shape[0]
+    for q in range(nq):
+        sq = state[q]
+        g = gk[q]
+        s = 0.0
+        for a in range(p):
+            s += coef[a] * fk[a] * sq[a]
+            sq[a] = dec * (sq[a] + fk[a] * g)
+        out[q] = s
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def distance_scan(ys, dec, backward, nq, code, degree, tree, coef, ch, res):
+    """One direction of the distance-bias recursion over tokens sorted by position.
+
+    Forward (inclusive): ``res[:, k] = sum_{j <= k} e^{-lam (xi_k - xi_j)} K(y_k, y_j) g_j``;
+    backward (exclusive): the same over ``j > k``; ``g_j = [y_j, 1]``, ``K`` the expansion.
+
+    Parameters
+    ----------
+    ys : ndarray
+        ``(d, n)`` coordinates in the sorted order.
+    dec : ndarray
+        ``(n,)``: ``dec[k] = exp(-lam (xi_k - xi_{k-1}))``, ``dec[0] = 0``.
+    backward : bool
+        The direction.
+    nq : int
+        ``d`` or ``d + 1``.
+    code, degree : int
+        The feature map.
+    tree : tuple
+        The Taylor tree.
+    coef : ndarray
+        ``(p,)`` scaled coefficients.
+    ch : int
+        Tokens per chunk.
+    res : ndarray
+        ``(nq, n)`` in the sorted order, overwritten.
+
+    Returns
+    -------
+    None
+    """
+    d, n = ys.shape
+    p = coef.shape[0]
+    ybuf = np.empty((d, ch))
+    f = np.empty((p, ch))
+    ft = np.empty((ch, p))
+    scratch = np.empty((7, ch))
+    state = np.zeros((nq, p))
+    gk = np.ones(nq)
+    out = np.empty(nq)
+    nchunks = (n + ch - 1) // ch
+    for cc in range(nchunks):
+        c = nchunks - 1 - cc if backward else cc
+        c0 = c * ch
+        m = min(ch, n - c0)
+        load_chunk(ys, c0, m, ybuf)
+        ex.chunk_features(code, ybuf[:, :m], degree, tree[0], tree[1], tree[2], f, scratch)
+        transpose_rows(f, p, m, ft)
+        for jj in range(m):
+            j = m - 1 - jj if backward else jj
+            k = c0 + j
+            for q in range(d):
+                gk[q] = ybuf[q, j]
+            if backward:
+                scan_backward_token(state, ft[j], coef, dec[k], gk, nq, out)
+            else:
+                scan_forward_token(state, ft[j], coef, dec[k], gk, nq, out)
+            for q in range(nq):
+                res[q, k] = out[q]
+
+
+@njit(cache=True, parallel=True, fastmath=ex.FLAGS)
+def distance_sums(ys, dec, nq, code, degree, tree, coef, ch, res_f, res_b):
+    """Both directions of :func:`distance_scan`, in parallel (one thread each).
+
+    Parameters
+    ----------
+    ys : ndarray
+        ``(d, n)`` sorted coordinates.
+    dec : ndarray
+        ``(n,)`` decays.
+    nq : int
+        ``d`` or ``d + 1``.
+    code, degree : int
+        The feature map.
+    tree : tuple
+        The Taylor tree.
+    coef : ndarray
+        ``(p,)`` scaled coefficients.
+    ch : int
+        Tokens per chunk.
+    res_f, res_b : ndarray
+        ``(nq, n)`` the forward and backward sums (sorted order), overwritten.
+
+    Returns
+    -------
+    None
+    """
+    for direction in prange(2):
+        if direction == 0:
+            distance_scan(ys, dec, False, nq, code, degree, tree, coef, ch, res_f)
+        else:
+            distance_scan(ys, dec, True, nq, code, degree, tree, coef, ch, res_b)
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def gather_sorted(yt, order, ys):
+    """``ys[:, k] = yt[:, order[k]]``.
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)``.
+    order : ndarray
+        ``(n,)`` int64 permutation.
+    ys : ndarray
+        ``(d, n)``, overwritten.
+
+    Returns
+    -------
+    None
+    """
+    for k in range(yt.shape[0]):
+        src = yt[k]
+        dst = ys[k]
+        for j in range(order.shape[0]):
+            dst[j] = src[order[j]]
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def scatter_sum(res_f, res_b, order, res):
+    """``res[:, order[k]] = res_f[:, k] + res_b[:, k]``.
+
+    Parameters
+    ----------
+    res_f, res_b : ndarray
+        ``(nq, n)`` in sorted order.
+    order : ndarray
+        ``(n,)`` int64.
+    res : ndarray
+        ``(nq, n)``, overwritten.
+
+    Returns
+    -------
+    None
+    """
+    for q in range(res.shape[0]):
+        rq = res[q]
+        fq = res_f[q]
+        bq = res_b[q]
+        for k in range(order.shape[0]):
+            rq[order[k]] = fq[k] + bq[k]
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def finish_velocity(yt, res, sa, factor, mobile, has_frozen, out):
+    """``out_i = P_{y_i}(A_i) / N_i`` from ``res = e^{-|beta|} [A; Z]``; 0 for a frozen token.
+
+    ``USA: out_i = factor (a_i - <y_i, a_i> y_i)`` with ``factor = e^{|beta|} / n``;
+    ``SA: out_i = (a_i - <y_i, a_i> y_i) / z_i`` (the scale cancels).
+
+    Parameters
+    ----------
+    yt : ndarray
+        ``(d, n)``.
+    res : ndarray
+        ``(d + 1, n)`` (SA) or ``(d, n)`` scaled sums.
+    sa : bool
+        SA normalization.
+    factor : float
+        ``e^{|beta|} / n`` (USA).
+    mobile : ndarray
+        ``(n,)`` bool, read if ``has_frozen``.
+    has_frozen : bool
+        Some token is frozen.
+    out : ndarray
+        ``(d, n)``, overwritten.
+
+    Returns
+    -------
+    None
+    """
+    d, n = yt.shape
+    dot = np.zeros(n)
+    for k in range(d):
+        yk = yt[k]
+        rk = res[k]
+        for i in range(n):
+            dot[i] += yk[i] * rk[i]
+    if sa:
+        z = res[d]
+        for k in range(d):
+            yk = yt[k]
+            rk = res[k]
+            ok = out[k]
+            for i in range(n):
+                ok[i] = (rk[i] - dot[i] * yk[i]) / z[i]
+    else:
+        for k in range(d):
+            yk = yt[k]
+            rk = res[k]
+            ok = out[k]
+            for i in range(n):
+                ok[i] = (rk[i] - dot[i] * yk[i]) * factor
+    if has_frozen:
+        for i in range(n):
+            if not mobile[i]:
+                for k in range(d):
+                    out[k, i] = 0.0
