@@ -19,6 +19,7 @@ from .models import Model
 
 MAX_BYTES = 2**30  # default cap of ``load`` on the decompressed size of a file's arrays (1 GiB)
 UNIT_TOL = 1e-9  # rows of a loaded x must have norm 1 within this
+READ_CHUNK = 1 << 24  # bytes read from an archive member at once (16 MB)
 ARRAYS = ("t", "x", "xi", "energy", "frozen", "metadata")
 METADATA = ("model", "method", "dt", "rtol", "atol", "seed", "n_rhs", "version")
 OPTIONAL_METADATA = ("steps_accepted", "steps_rejected", "summation", "degree", "error_bound")
@@ -318,12 +319,14 @@ def _read_member(zf, info, key):
             raise _Invalid(f"array {key!r} claims shape {shape} of {dtype} ({nbytes} bytes) but its member holds "
                            f"{info.file_size} bytes")
         buf = bytearray(nbytes)
-        got = fh.readinto(buf) if nbytes else 0
+        view, got = memoryview(buf), 0
         while got < nbytes:
-            more = fh.readinto(memoryview(buf)[got:])
+            # in chunks: a zip member's readinto reads its whole request into a temporary
+            more = fh.readinto(view[got:got + READ_CHUNK])
             if not more:
                 raise _Invalid(f"array {key!r} is truncated")
             got += more
+        view.release()
         if fh.read(1):
             raise _Invalid(f"array {key!r} has data beyond its shape {shape}")
     arr = np.frombuffer(buf, dtype=dtype, count=count)
