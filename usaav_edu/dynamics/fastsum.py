@@ -62,14 +62,15 @@ before the result does.
 """
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .. import _validate as v
 from ..biases import CosineBias, DistanceBias, NoBias
 from . import expansions as ex
-from .rhs import num_threads
 
 BIASES = ("none", "cosine", "distance")
 
@@ -218,7 +219,9 @@ class FastKernel:
             parent, var, factor = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)
         self.tree = (parent, var, factor)
         self.ch = chunk_size(self.rank)
-        self.ws = self.order = self.dec = None
+        self.ws = np.zeros((0, 1 if self.n is None else max(self.n, 1)))
+        self.order = None
+        self.dec = np.zeros(1)
         if self.bias == "cosine":
             x0 = self.xi - np.median(self.xi) if self.xi.size else self.xi
             self.ws = np.ascontiguousarray(np.vstack([np.cos(self.omega * x0),
@@ -268,16 +271,25 @@ class FastKernel:
         res = np.empty((nq, n))
         if n == 0:
             return res
+        p = self.rank
+        args = (self.code, self.degree, self.tree, self.coef, self.ch, self.dec)
         if self.bias == "distance":
             ys = np.empty_like(yt)
             gather_sorted(yt, self.order, ys)
-            res_f, res_b = np.empty((nq, n)), np.empty((nq, n))
-            distance_sums(ys, self.dec, nq, self.code, self.degree, self.tree, self.coef,
-                          self.ch, res_f, res_b)
-            scatter_sum(res_f, res_b, self.order, res)
+            both = np.empty((2, nq, n))
+            run_tasks((FORWARD, BACKWARD), ((0, n, 0), (0, n, 1)), ys, self.ws,
+                      nq, *args, np.zeros((2, p, nq)), np.zeros((p, nq)), both)
+            scatter_sum(both[0], both[1], self.order, res)
             return res
-        run = separable_parallel if n >= PARALLEL_MIN_FAST else separable_serial
-        run(yt, self.ws, nq, self.code, self.degree, self.tree, self.coef, self.ch, res)
+        nb = max(1, numba.get_num_threads()) if n >= PARALLEL_MIN_FAST else 1
+        bounds = [((n * b) // nb, (n * (b + 1)) // nb, 0) for b in range(nb)]
+        width = max(1, self.ws.shape[0]) * nq
+        moms = np.zeros((nb, p, width))
+        cm = np.zeros((p, width))
+        out = res[None]
+        run_tasks((MOMENTS,) * nb, bounds, yt, self.ws, nq, *args, moms, cm, out)
+        np.multiply(moms.sum(axis=0), self.coef[:, None], out=cm)
+        run_tasks((SUMS,) * nb, bounds, yt, self.ws, nq, *args, moms, cm, out)
         return res
 
     def sums_reference(self, yt, need_z=True):
@@ -665,6 +677,9 @@ def load_chunk(yt, j0, m, ybuf):
 def moment_rows(f, p, g, nq, m, mom):
     """Add a chunk's moments: ``mom[a, q] += sum_j f[a, j] g[q, j]`` (``j < m``).
 
+    One dot product per entry, over the tokens of the chunk (rows in the L1 cache).  Fusing the
+    value rows into one loop (several accumulators) measured slower.
+
     Parameters
     ----------
     f : ndarray
@@ -698,6 +713,9 @@ def moment_rows(f, p, g, nq, m, mom):
 def evaluate_rows(f, p, cm, nq, m, r):
     """A chunk's sums: ``r[q, j] = sum_a cm[a, q] f[a, j]`` (``j < m``).
 
+    Four features at a time into up to four value rows per loop over the tokens, so that each
+    output row is loaded and stored once per four features.
+
     Parameters
     ----------
     f : ndarray
@@ -721,17 +739,51 @@ def evaluate_rows(f, p, cm, nq, m, r):
         rq = r[q, :m]
         for j in range(m):
             rq[j] = 0.0
-    for a in range(p):
-        fa = f[a, :m]
-        for q in range(nq):
-            c = cm[a, q]
-            rq = r[q, :m]
-            for j in range(m):
-                rq[j] += c * fa[j]
+    c = np.zeros((4, 4))
+    for q0 in range(0, nq, 4):
+        nr = min(4, nq - q0)
+        for a0 in range(0, p, 4):
+            na = min(4, p - a0)
+            for u in range(4):
+                for w in range(4):
+                    c[u, w] = cm[a0 + u, q0 + w] if (u < na and w < nr) else 0.0
+            evaluate_quad(f[a0, :m], f[a0 + min(1, na - 1), :m], f[a0 + min(2, na - 1), :m],
+                          f[a0 + min(3, na - 1), :m], c, r, q0, nr, m)
 
 
 @njit(cache=True, fastmath=ex.FLAGS)
-def value_rows(ybuf, m, w, j0, nq, g):
+def evaluate_quad(f0, f1, f2, f3, c, r, q0, nr, m):
+    """``r[q0 + w, j] += sum_u c[u, w] f_u[j]`` for ``w < nr`` (four feature rows).
+
+    Parameters
+    ----------
+    f0, f1, f2, f3 : ndarray
+        ``(m,)`` feature rows (a repeated row has zero coefficients).
+    c : ndarray
+        ``(4, 4)`` coefficients (zero where unused).
+    r : ndarray
+        Output rows, updated.
+    q0, nr : int
+        First output row and count (``<= 4``).
+    m : int
+        Tokens.
+
+    Returns
+    -------
+    None
+    """
+    for w in range(nr):
+        rw = r[q0 + w, :m]
+        c0 = c[0, w]
+        c1 = c[1, w]
+        c2 = c[2, w]
+        c3 = c[3, w]
+        for j in range(m):
+            rw[j] += c0 * f0[j] + c1 * f1[j] + c2 * f2[j] + c3 * f3[j]
+
+
+@njit(cache=True, fastmath=ex.FLAGS)
+def value_rows(ybuf, m, w, weighted, j0, nq, g):
     """The value rows of a chunk for one weight set: ``g = [w y_1, ..., w y_d, (w)]``.
 
     Parameters
@@ -740,8 +792,10 @@ def value_rows(ybuf, m, w, j0, nq, g):
         ``(d, >= m)`` the chunk's coordinates.
     m : int
         Tokens in the chunk.
-    w : ndarray or None
-        ``(n,)`` weights (read at ``j0 + j``), or None for 1.
+    w : ndarray
+        ``(n,)`` weights (read at ``j0 + j``) if ``weighted``.
+    weighted : bool
+        False: ``w = 1``.
     j0 : int
         The chunk's first token.
     nq : int
@@ -758,220 +812,20 @@ def value_rows(ybuf, m, w, j0, nq, g):
         gk = g[k, :m]
         if k < d:
             yk = ybuf[k, :m]
-            if w is None:
-                for j in range(m):
-                    gk[j] = yk[j]
-            else:
+            if weighted:
                 wk = w[j0:j0 + m]
                 for j in range(m):
                     gk[j] = wk[j] * yk[j]
+            else:
+                for j in range(m):
+                    gk[j] = yk[j]
+        elif weighted:
+            wk = w[j0:j0 + m]
+            for j in range(m):
+                gk[j] = wk[j]
         else:
-            if w is None:
-                for j in range(m):
-                    gk[j] = 1.0
-            else:
-                wk = w[j0:j0 + m]
-                for j in range(m):
-                    gk[j] = wk[j]
-
-
-@njit(cache=True, fastmath=ex.FLAGS)
-def block_moments(yt, j0, j1, ws, nq, code, degree, tree, p, ch, mom):
-    """The moments of the tokens ``j0 .. j1 - 1``, for each weight set, added to ``mom``.
-
-    ``mom[a, s nq + q] += sum_j f_a(y_j) g_s[q, j]``, ``g_s = [w_s y, w_s]`` (``ws`` None: one
-    set with ``w = 1``).
-
-    Parameters
-    ----------
-    yt : ndarray
-        ``(d, n)`` gauge coordinates.
-    j0, j1 : int
-        The block of tokens.
-    ws : ndarray or None
-        ``(S, n)`` weight sets, or None.
-    nq : int
-        Value rows per set.
-    code, degree : int
-        The feature map and its degree.
-    tree : tuple
-        ``(parent, var, factor)`` of the Taylor map.
-    p, ch : int
-        Features, tokens per chunk.
-    mom : ndarray
-        ``(p, S nq)``, updated.
-
-    Returns
-    -------
-    None
-    """
-    d = yt.shape[0]
-    nsets = 1 if ws is None else ws.shape[0]
-    ybuf = np.empty((d, ch))
-    f = np.empty((p, ch))
-    scratch = np.empty((7, ch))
-    g = np.empty((nq, ch))
-    part = np.zeros((p, nq))
-    for c0 in range(j0, j1, ch):
-        m = min(ch, j1 - c0)
-        load_chunk(yt, c0, m, ybuf)
-        ex.chunk_features(code, ybuf[:, :m], degree, tree[0], tree[1], tree[2], f, scratch)
-        for s in range(nsets):
-            if ws is None:
-                value_rows(ybuf, m, None, c0, nq, g)
-            else:
-                value_rows(ybuf, m, ws[s], c0, nq, g)
-            part[:, :] = 0.0
-            moment_rows(f, p, g, nq, m, part)
-            for a in range(p):
-                for q in range(nq):
-                    mom[a, s * nq + q] += part[a, q]
-
-
-@njit(cache=True, fastmath=ex.FLAGS)
-def block_sums(yt, j0, j1, ws, nq, code, degree, tree, p, ch, cm, res):
-    """The sums of the tokens ``j0 .. j1 - 1`` from the moments: ``res[:, j]``.
-
-    ``res[q, j] = sum_s w_s[j] sum_a cm[a, s nq + q] f_a(y_j)`` (``ws`` None: ``w = 1``).
-
-    Parameters
-    ----------
-    yt : ndarray
-        ``(d, n)`` gauge coordinates.
-    j0, j1 : int
-        The block of tokens.
-    ws : ndarray or None
-        ``(S, n)`` weight sets, or None.
-    nq : int
-        Value rows per set.
-    code, degree : int
-        The feature map and its degree.
-    tree : tuple
-        ``(parent, var, factor)`` of the Taylor map.
-    p, ch : int
-        Features, tokens per chunk.
-    cm : ndarray
-        ``(p, S nq)`` coefficients times moments.
-    res : ndarray
-        ``(nq, n)``, columns ``j0 .. j1 - 1`` overwritten.
-
-    Returns
-    -------
-    None
-    """
-    d = yt.shape[0]
-    nsets = 1 if ws is None else ws.shape[0]
-    ybuf = np.empty((d, ch))
-    f = np.empty((p, ch))
-    scratch = np.empty((7, ch))
-    r = np.empty((nsets * nq, ch))
-    for c0 in range(j0, j1, ch):
-        m = min(ch, j1 - c0)
-        load_chunk(yt, c0, m, ybuf)
-        ex.chunk_features(code, ybuf[:, :m], degree, tree[0], tree[1], tree[2], f, scratch)
-        evaluate_rows(f, p, cm, nsets * nq, m, r)
-        for q in range(nq):
-            dst = res[q, c0:c0 + m]
-            if ws is None:
-                src = r[q, :m]
-                for j in range(m):
-                    dst[j] = src[j]
-            else:
-                for j in range(m):
-                    dst[j] = 0.0
-                for s in range(nsets):
-                    src = r[s * nq + q, :m]
-                    wk = ws[s, c0:c0 + m]
-                    for j in range(m):
-                        dst[j] += wk[j] * src[j]
-
-
-@njit(cache=True, fastmath=ex.FLAGS)
-def separable_serial(yt, ws, nq, code, degree, tree, coef, ch, res):
-    """``res`` for a separable bias (none or cosine) on one thread.
-
-    Parameters
-    ----------
-    yt : ndarray
-        ``(d, n)`` gauge coordinates.
-    ws : ndarray or None
-        ``(S, n)`` weight sets (cosine: ``cos(omega xi)``, ``sin(omega xi)``), or None.
-    nq : int
-        ``d`` or ``d + 1``.
-    code, degree : int
-        The feature map.
-    tree : tuple
-        The Taylor tree.
-    coef : ndarray
-        ``(p,)`` scaled coefficients.
-    ch : int
-        Tokens per chunk.
-    res : ndarray
-        ``(nq, n)``, overwritten: ``e^{-|beta|} [A; Z]``.
-
-    Returns
-    -------
-    None
-    """
-    n = yt.shape[1]
-    p = coef.shape[0]
-    nsets = 1 if ws is None else ws.shape[0]
-    mom = np.zeros((p, nsets * nq))
-    block_moments(yt, 0, n, ws, nq, code, degree, tree, p, ch, mom)
-    for a in range(p):
-        for q in range(nsets * nq):
-            mom[a, q] *= coef[a]
-    block_sums(yt, 0, n, ws, nq, code, degree, tree, p, ch, mom, res)
-
-
-@njit(cache=True, parallel=True, fastmath=ex.FLAGS)
-def separable_parallel(yt, ws, nq, code, degree, tree, coef, ch, res):
-    """``res`` for a separable bias (none or cosine), one block of tokens per thread.
-
-    Two parallel passes: the blocks' moments (summed), then the blocks' sums.
-
-    Parameters
-    ----------
-    yt : ndarray
-        ``(d, n)`` gauge coordinates.
-    ws : ndarray or None
-        ``(S, n)`` weight sets, or None.
-    nq : int
-        ``d`` or ``d + 1``.
-    code, degree : int
-        The feature map.
-    tree : tuple
-        The Taylor tree.
-    coef : ndarray
-        ``(p,)`` scaled coefficients.
-    ch : int
-        Tokens per chunk.
-    res : ndarray
-        ``(nq, n)``, overwritten.
-
-    Returns
-    -------
-    None
-    """
-    n = yt.shape[1]
-    p = coef.shape[0]
-    nsets = 1 if ws is None else ws.shape[0]
-    nb = num_threads()
-    moms = np.zeros((nb, p, nsets * nq))
-    for b in prange(nb):
-        block_moments(yt, (n * b) // nb, (n * (b + 1)) // nb, ws, nq, code, degree, tree, p,
-                      ch, moms[b])
-    mom = np.zeros((p, nsets * nq))
-    for b in range(nb):
-        for a in range(p):
-            for q in range(nsets * nq):
-                mom[a, q] += moms[b, a, q]
-    for a in range(p):
-        for q in range(nsets * nq):
-            mom[a, q] *= coef[a]
-    for b in prange(nb):
-        block_sums(yt, (n * b) // nb, (n * (b + 1)) // nb, ws, nq, code, degree, tree, p, ch,
-                   mom, res)
+            for j in range(m):
+                gk[j] = 1.0
 
 
 @njit(cache=True, fastmath=ex.FLAGS)
@@ -1070,80 +924,144 @@ def scan_backward_token(state, fk, coef, dec, gk, nq, out):
         out[q] = s
 
 
-@njit(cache=True, fastmath=ex.FLAGS)
-def distance_scan(ys, dec, backward, nq, code, degree, tree, coef, ch, res):
-    """One direction of the distance-bias recursion over tokens sorted by position.
+MOMENTS, SUMS, FORWARD, BACKWARD = 0, 1, 2, 3
+"""The tasks of :func:`block_task`."""
 
-    Forward (inclusive): ``res[:, k] = sum_{j <= k} e^{-lam (xi_k - xi_j)} K(y_k, y_j) g_j``;
-    backward (exclusive): the same over ``j > k``; ``g_j = [y_j, 1]``, ``K`` the expansion.
+
+@njit(cache=True, nogil=True, fastmath=ex.FLAGS)
+def block_task(mode, yt, j0, j1, ws, nq, code, degree, tree, coef, ch, dec, mom, cm, res):
+    """One task over the tokens ``j0 .. j1 - 1``, chunk by chunk (features computed once each).
+
+    With ``f_a`` the features, ``w_s`` the weight sets (``ws`` with no rows: one set ``w = 1``)
+    and ``g_s = [w_s y, w_s]`` (``nq = d`` or ``d + 1`` rows)::
+
+        MOMENTS   mom[a, s nq + q] += sum_j f_a(y_j) g_s[q, j]
+        SUMS      res[q, j] = sum_s w_s[j] sum_a cm[a, s nq + q] f_a(y_j)
+        FORWARD   res[q, k] = sum_a c_a f_a(y_k) S_k[a, q],   S_k = dec[k] S_{k-1} + f(y_k) g_k
+        BACKWARD  res[q, k] = sum_a c_a f_a(y_k) T_k[a, q],   T_{k-1} = dec[k] (T_k + f(y_k) g_k)
+
+    (the scans over tokens sorted by position, ``T_{n-1} = 0``).  One function for the four
+    tasks, so that the feature maps are compiled into one caller only.
 
     Parameters
     ----------
-    ys : ndarray
-        ``(d, n)`` coordinates in the sorted order.
-    dec : ndarray
-        ``(n,)``: ``dec[k] = exp(-lam (xi_k - xi_{k-1}))``, ``dec[0] = 0``.
-    backward : bool
-        The direction.
+    mode : int
+        :data:`MOMENTS`, :data:`SUMS`, :data:`FORWARD` or :data:`BACKWARD`.
+    yt : ndarray
+        ``(d, n)`` coordinates (sorted by position for the scans).
+    j0, j1 : int
+        The tokens of the task (all of them for a scan).
+    ws : ndarray
+        ``(S, n)`` weight sets, ``S = 0`` for none.
     nq : int
-        ``d`` or ``d + 1``.
+        Value rows per set.
     code, degree : int
         The feature map.
     tree : tuple
-        The Taylor tree.
+        ``(parent, var, factor)`` of the Taylor map.
     coef : ndarray
         ``(p,)`` scaled coefficients.
     ch : int
         Tokens per chunk.
+    dec : ndarray
+        ``(n,)`` decays of the scans (any array otherwise).
+    mom : ndarray
+        ``(p, max(S, 1) nq)`` moments, updated by MOMENTS.
+    cm : ndarray
+        ``(p, max(S, 1) nq)`` coefficients times moments, read by SUMS.
     res : ndarray
-        ``(nq, n)`` in the sorted order, overwritten.
+        ``(nq, n)`` output of SUMS and the scans (its columns ``j0 .. j1 - 1``).
 
     Returns
     -------
     None
     """
-    d, n = ys.shape
+    d = yt.shape[0]
     p = coef.shape[0]
+    weighted = ws.shape[0] > 0
+    nsets = ws.shape[0] if weighted else 1
     ybuf = np.empty((d, ch))
     f = np.empty((p, ch))
-    ft = np.empty((ch, p))
     scratch = np.empty((7, ch))
-    state = np.zeros((nq, p))
+    g = np.empty((nq, ch))
+    r = np.empty((nsets * nq, ch))
+    part = np.empty((p, nq))
+    scan = mode == FORWARD or mode == BACKWARD
+    if scan:
+        ft = np.empty((ch, p))
+        state = np.zeros((nq, p))
+    else:
+        ft = np.empty((1, 1))
+        state = np.empty((1, 1))
     gk = np.ones(nq)
     out = np.empty(nq)
-    nchunks = (n + ch - 1) // ch
+    unit = np.ones(1)
+    nchunks = (j1 - j0 + ch - 1) // ch
     for cc in range(nchunks):
-        c = nchunks - 1 - cc if backward else cc
-        c0 = c * ch
-        m = min(ch, n - c0)
-        load_chunk(ys, c0, m, ybuf)
+        c = nchunks - 1 - cc if mode == BACKWARD else cc
+        c0 = j0 + c * ch
+        m = min(ch, j1 - c0)
+        load_chunk(yt, c0, m, ybuf)
         ex.chunk_features(code, ybuf[:, :m], degree, tree[0], tree[1], tree[2], f, scratch)
-        transpose_rows(f, p, m, ft)
-        for jj in range(m):
-            j = m - 1 - jj if backward else jj
-            k = c0 + j
-            for q in range(d):
-                gk[q] = ybuf[q, j]
-            if backward:
-                scan_backward_token(state, ft[j], coef, dec[k], gk, nq, out)
-            else:
-                scan_forward_token(state, ft[j], coef, dec[k], gk, nq, out)
+        if mode == MOMENTS:
+            for s in range(nsets):
+                value_rows(ybuf, m, ws[s] if weighted else unit, weighted, c0, nq, g)
+                part[:, :] = 0.0
+                moment_rows(f, p, g, nq, m, part)
+                for a in range(p):
+                    for q in range(nq):
+                        mom[a, s * nq + q] += part[a, q]
+        elif mode == SUMS:
+            evaluate_rows(f, p, cm, nsets * nq, m, r)
             for q in range(nq):
-                res[q, k] = out[q]
+                dst = res[q, c0:c0 + m]
+                if not weighted:
+                    src = r[q, :m]
+                    for j in range(m):
+                        dst[j] = src[j]
+                else:
+                    for j in range(m):
+                        dst[j] = 0.0
+                    for s in range(nsets):
+                        src = r[s * nq + q, :m]
+                        wk = ws[s, c0:c0 + m]
+                        for j in range(m):
+                            dst[j] += wk[j] * src[j]
+        else:
+            transpose_rows(f, p, m, ft)
+            for jj in range(m):
+                j = m - 1 - jj if mode == BACKWARD else jj
+                k = c0 + j
+                for q in range(d):
+                    gk[q] = ybuf[q, j]
+                if mode == BACKWARD:
+                    scan_backward_token(state, ft[j], coef, dec[k], gk, nq, out)
+                else:
+                    scan_forward_token(state, ft[j], coef, dec[k], gk, nq, out)
+                for q in range(nq):
+                    res[q, k] = out[q]
 
 
-@njit(cache=True, parallel=True, fastmath=ex.FLAGS)
-def distance_sums(ys, dec, nq, code, degree, tree, coef, ch, res_f, res_b):
-    """Both directions of :func:`distance_scan`, in parallel (one thread each).
+def run_tasks(modes, bounds, yt, ws, nq, code, degree, tree, coef, ch, dec, moms, cm, res):
+    """Run the tasks ``t`` (:func:`block_task`), one per thread, and wait for them.
+
+    Task ``t`` has the mode ``modes[t]`` and the tokens ``bounds[t][0] .. bounds[t][1] - 1``;
+    it adds its moments to ``moms[t]`` and writes its sums to ``res[bounds[t][2]]`` (the scans
+    one each, the SUMS tasks their own columns of one).  The first task runs in the calling
+    thread, the others in :func:`task_pool`'s threads (the compiled task releases the GIL).
 
     Parameters
     ----------
-    ys : ndarray
-        ``(d, n)`` sorted coordinates.
-    dec : ndarray
-        ``(n,)`` decays.
+    modes : sequence of int
+        ``T`` modes.
+    bounds : sequence of tuple
+        ``T`` triples: first token, end, output slot.
+    yt : ndarray
+        ``(d, n)`` coordinates.
+    ws : ndarray
+        ``(S, n)`` weight sets.
     nq : int
-        ``d`` or ``d + 1``.
+        Value rows per set.
     code, degree : int
         The feature map.
     tree : tuple
@@ -1152,18 +1070,48 @@ def distance_sums(ys, dec, nq, code, degree, tree, coef, ch, res_f, res_b):
         ``(p,)`` scaled coefficients.
     ch : int
         Tokens per chunk.
-    res_f, res_b : ndarray
-        ``(nq, n)`` the forward and backward sums (sorted order), overwritten.
+    dec : ndarray
+        ``(n,)`` decays of the scans.
+    moms : ndarray
+        ``(T, p, K)`` moments, updated.
+    cm : ndarray
+        ``(p, K)`` coefficients times moments.
+    res : ndarray
+        ``(R, nq, n)`` outputs.
 
     Returns
     -------
     None
     """
-    for direction in prange(2):
-        if direction == 0:
-            distance_scan(ys, dec, False, nq, code, degree, tree, coef, ch, res_f)
-        else:
-            distance_scan(ys, dec, True, nq, code, degree, tree, coef, ch, res_b)
+    def task(t):
+        j0, j1, slot = bounds[t]
+        block_task(modes[t], yt, j0, j1, ws, nq, code, degree, tree, coef, ch, dec, moms[t], cm,
+                   res[slot])
+
+    others = [task_pool().submit(task, t) for t in range(1, len(modes))]
+    task(0)
+    for fut in others:
+        fut.result()
+
+
+_POOL = []
+
+
+def task_pool():
+    """The worker threads of :func:`run_tasks` (created at the first use).
+
+    As many workers as Numba's thread count minus one (the caller runs a task too).  Idle
+    workers wait on a lock and use no CPU, so they never compete with other work on a busy
+    machine (the concern of the direct kernel's ``OMP_WAIT_POLICY``).
+
+    Returns
+    -------
+    concurrent.futures.ThreadPoolExecutor
+    """
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=max(1, numba.get_num_threads() - 1),
+                                        thread_name_prefix="usaav-fastsum"))
+    return _POOL[0]
 
 
 @njit(cache=True, fastmath=ex.FLAGS)
