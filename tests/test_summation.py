@@ -81,6 +81,13 @@ def test_frozen_tokens_stay_put_with_fast_summation():
     assert np.max(np.abs(traj.x - direct.x)) < 1e-8
 
 
+def test_the_adaptive_stepper_runs_the_fast_field_too():
+    fast = run("rope", "fast", method="dopri5", rtol=1e-8, atol=1e-10)
+    direct = run("rope", "direct", method="dopri5", rtol=1e-8, atol=1e-10)
+    assert fast.summation == "fast" and fast.steps_accepted > 0
+    assert np.max(np.abs(fast.x - direct.x)) < 1e-6
+
+
 def test_energy_by_fast_summation_matches_direct_for_every_bias():
     for name in ("usa", "distance_bias", "cosine_bias", "cosine_bias_exp", "prefix_gauge"):
         build, d, labels = CASES[name]
