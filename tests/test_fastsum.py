@@ -138,6 +138,27 @@ def test_every_model_kind_through_fast_kernel(name):
     assert abs(fk.energy(kin.y0) - e_want) <= (fk.energy_bound + ROUNDING) * max(scale, 1.0)
 
 
+def test_a_fast_run_keeps_the_invariants():
+    """RK4 with the fast kernel as the field: unit norms, non-decreasing energy (USA ascent)."""
+    from usaav_edu.dynamics.integrators import METHODS
+
+    n = 300
+    xi = np.linspace(0.0, 30.0, n)
+    model = ue.models.distance_bias(2.0, 0.3)
+    kin = model.kernel(unit_columns(3, n, seed=4).T, xi)
+    fk = fs.fast_kernel(model, kin.xi, 3, TOL)
+    y = kin.y0.copy()
+    energies = [fk.energy(y)]
+    for k in range(20):
+        done = METHODS["rk4"].advance(y, 0.25 * k, 0.25 * (k + 1), 0.05, fk)
+        assert done.outcome.name == "OK"
+        energies.append(fk.energy(y))
+    assert np.max(np.abs(np.linalg.norm(y, axis=0) - 1.0)) <= 1e-14
+    assert np.all(np.diff(energies) >= -1e-12 * abs(energies[-1]))
+    assert energies[-1] > energies[0] * 1.01  # it moved
+    assert abs(fk.energy(y) - energy_gauge(y, kin.params)) <= 1e-9 * abs(energies[-1])
+
+
 def test_sums_match_the_numpy_reference():
     yt = unit_columns(3, 200, seed=5)
     xi = np.random.default_rng(5).uniform(0.0, 10.0, 200)
@@ -175,6 +196,18 @@ def test_bessel_features_reproduce_the_taylor_kernel(d, basis, beta):
     assert np.max(np.abs(kernels[0] - exact)) <= 1e-12 * np.max(exact)
 
 
+@pytest.mark.parametrize("b", [1e-300, 1e-6, 0.5, 3.0, 40.0, 700.0])
+def test_scaled_bessel_functions_match_scipy(b):
+    k = np.arange(150.0)
+    want = special.ive(k, b)
+    want_sph = math.sqrt(math.pi / (2.0 * b)) * special.ive(k + 0.5, b)
+    for got, ref in ((ex.scaled_bessel_i(150, b), want),
+                     (ex.scaled_spherical_bessel_i(150, b), want_sph)):
+        seen = ref > 1e-280
+        assert np.all(np.abs(got[seen] - ref[seen]) <= 1e-12 * ref[seen])
+        assert np.all(got[~seen] <= 1e-270)
+
+
 def truncated(basis, beta, degree, s):
     """``K_L(s)`` of the zonal series (independent of the feature maps)."""
     if basis == "fourier":
@@ -184,7 +217,8 @@ def truncated(basis, beta, degree, s):
     if basis == "harmonic":
         return sum((2 * l + 1) * special.spherical_in(l, beta) * special.eval_legendre(l, s)
                    for l in range(degree + 1))
-    return sum(beta ** l / math.factorial(l) * s ** l for l in range(degree + 1))
+    # the monomial map: the power form of the truncated Chebyshev series
+    return np.polynomial.polynomial.polyval(s, ex.economized(degree, beta) * math.exp(beta))
 
 
 @pytest.mark.parametrize("basis", ["fourier", "harmonic", "taylor"])
@@ -197,6 +231,22 @@ def test_tail_bound_covers_the_sup_error_and_is_attained(basis, beta):
         assert sup <= taus[degree] * (1 + 1e-9) + 1e-15 * math.exp(beta) * 40
         if taus[degree] > 1e-12 * math.exp(beta):  # resolvable: the bound is attained at s = 1
             assert sup >= 0.99 * taus[degree]
+
+
+@pytest.mark.parametrize("beta", [0.5, 4.0, -3.0, 16.0])
+def test_economized_powers_are_the_chebyshev_series(beta):
+    """The power coefficients equal the truncated Chebyshev series (and beat Taylor's degree)."""
+    degree = 25
+    k = np.arange(degree + 1)
+    cheb = 2.0 * special.ive(k, abs(beta)) * np.sign(beta) ** k
+    cheb[0] *= 0.5
+    s = np.linspace(-1.0, 1.0, 101)
+    got = np.polynomial.polynomial.polyval(s, ex.economized(degree, beta))
+    want = np.polynomial.chebyshev.chebval(s, cheb)
+    assert np.max(np.abs(got - want)) <= 1e-14
+    taylor_tail = sum(math.exp(l * math.log(abs(beta)) - math.lgamma(l + 1.0))
+                      for l in range(11, 200))
+    assert ex.tail_bounds("taylor", beta, 11)[10] * math.exp(abs(beta)) < taylor_tail
 
 
 @pytest.mark.parametrize("d", [2, 3, 4])

@@ -58,10 +58,47 @@ The degree ``L`` is the smallest whose velocity bound is at most ``tol``
 (:func:`.expansions.select_degree`).  The bounds are those of the truncation; rounding adds
 about ``1e-16`` times the rank and is not part of them.  The coefficients are scaled by
 ``e^{-|beta|}`` and the factor is applied at the end (:mod:`.expansions`), so nothing overflows
-before the result does.
+before the result does.  For d = 3, beta = 1, tol = 1e-10: ``L = 10``, ``p = 121``.
+
+How the sums are computed:
+
+* Chunks.  Tokens are taken ``CH`` at a time (:func:`chunk_size`: 256 or 128, chosen by
+  measurement).  The chunk's coordinates are copied into a contiguous buffer, its features
+  computed row by row (each row a loop over the tokens of the chunk), then the moments (one
+  dot product over the chunk per feature and value row, :func:`moment_rows`) or the sums (four
+  features at a time added into each output row, :func:`evaluate_quad`).  Per thread the
+  memory is ``O(p CH)``: no ``n x p`` matrix is formed (at n = 1e5, d = 3, a process
+  evaluating all three biases peaks at 190 MB).
+* Two passes.  The features are computed twice, once for the moments and once for the sums;
+  keeping them (``8 n p`` bytes, 97 MB at n = 1e5) would cost as much memory traffic as the
+  recomputation.
+* Vectorization.  Every inner loop is a counted loop over contiguous slices indexed from 0,
+  compiled with the fast-math flags that allow reassociation (``reassoc``, ``contract``,
+  ``arcp``, ``nsz``, ``afn``) but not ``nnan``/``ninf``, so a ``nan`` state gives a ``nan``
+  velocity as in the direct kernel.  Each loop kernel vectorizes when compiled on its own, so
+  that the process that compiles them runs as fast as one that loads them from the cache
+  (``tests/test_fastsum.py`` checks this in a fresh process, as ``tests/test_kernel.py`` does
+  for the direct kernel).
+* One compiled task.  Moments, sums and the two distance-bias scans are the four modes of one
+  compiled function (:func:`block_task`), so the feature maps are compiled into one caller
+  only: a first compilation takes about a third of the time that separate serial and parallel
+  drivers took.
+* Threads.  The tasks run on Python worker threads (:func:`task_pool`, Numba's thread count,
+  the caller running one task itself); the compiled task releases the GIL.  Idle workers wait
+  on a lock and use no CPU (the concern that ``OMP_WAIT_POLICY=passive`` addresses for the
+  direct kernel).  No bias and the cosine bias: one block of tokens per thread for the moments
+  (summed afterwards), then one per thread for the sums.  Below ``PARALLEL_MIN_FAST`` tokens
+  everything runs in the calling thread.  The distance bias: the forward and the backward
+  recursion run in two threads.  (A chunked scan with carries would use more threads, but
+  needs a third pass over the features: on two cores it does more work per core.)
+* Cost.  At d = 3, beta = 1, tol = 1e-10, n = 1e5 one evaluation does about ``2 n p``
+  feature values and ``2 n p d`` multiply-adds: 37 ms of CPU time on the project's machine,
+  about 20 ms on two free cores, against about 7 s for the direct kernel
+  (``benchmarks/fast_summation.py``; measured while the machine was shared).
 """
 
 import math
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -103,6 +140,11 @@ class FastKernel:
 
     Attributes
     ----------
+    mobile : ndarray of bool
+        The mask of the tokens that move, ``np.ones(1, bool)`` when all do (as in
+        :class:`.rhs.KernelParams`; the steppers' retraction reads it with ``has_frozen``).
+    has_frozen : bool
+        Some token is frozen.
     degree : int
         The truncation degree ``L``.
     bound : float
@@ -153,7 +195,9 @@ class FastKernel:
             self.lam = v.real_scalar("lam", lam, minimum=0.0)
         elif lam is not None:
             raise ValueError(f"lam must be None unless bias is 'distance' (bias {self.bias!r})")
-        self.mobile = self._mobile(mobile)
+        mask = self._mobile(mobile)
+        self.has_frozen = mask is not None
+        self.mobile = mask if self.has_frozen else np.ones(1, dtype=np.bool_)
         self.basis = ex.basis_for(self.d, self.linear)
         self._plan()
         self._compiled_plan()
@@ -231,8 +275,6 @@ class FastKernel:
             xs = self.xi[self.order]
             self.dec = np.zeros(xs.shape[0])
             self.dec[1:] = np.exp(-self.lam * np.diff(xs))
-        self.has_frozen = self.mobile is not None
-        self._mobile_arr = self.mobile if self.has_frozen else np.ones(1, dtype=np.bool_)
 
     # ------------------------------------------------------------------ evaluation
     def _check_state(self, yt, name="yt"):
@@ -243,7 +285,7 @@ class FastKernel:
         n = yt.shape[1]
         if self.n is not None and n != self.n:
             raise ValueError(f"{name} must have {self.n} columns (one per token), got {n}")
-        if self.mobile is not None and self.mobile.shape[0] != n:
+        if self.has_frozen and self.mobile.shape[0] != n:
             raise ValueError(f"{name} must have {self.mobile.shape[0]} columns to match mobile, "
                              f"got {n}")
         return n
@@ -267,6 +309,7 @@ class FastKernel:
             ``(d + 1, n)`` if ``need_z`` else ``(d, n)``.
         """
         n = self._check_state(yt)
+        yt = np.ascontiguousarray(yt)  # the compiled code is specialized for C order
         nq = self.d + 1 if need_z else self.d
         res = np.empty((nq, n))
         if n == 0:
@@ -363,7 +406,7 @@ class FastKernel:
             raise ValueError(f"out must be a float64 array of shape {yt.shape}")
         r = self.sums(yt, need_z=self.sa)
         if n:
-            finish_velocity(yt, r, self.sa, self.scale / n, self._mobile_arr, self.has_frozen,
+            finish_velocity(yt, r, self.sa, self.scale / n, self.mobile, self.has_frozen,
                             out)
         return out
 
@@ -511,22 +554,35 @@ def fast_kernel(model, xi, d, tol, mobile=None):
                       **kw)
 
 
-# Cost model: seconds per evaluation.  Direct: T0 + n^2 / RATE[d]; fast: T0 + n * COST[bias] *
-# (p * (d + 1) + FEATURE * p).  Measured by benchmarks/fast_summation.py (see the docstring of
-# estimated_seconds).
-DIRECT_RATE = {2: 1.6e9, 3: 1.5e9, 4: 1.0e9}
-DIRECT_RATE_OTHER = 0.7e9
+# The cost model of estimated_seconds (its docstring says where the constants come from).
+DIRECT_RATE_D3 = 1.5e9
+"""Pair interactions (``n^2`` per evaluation) per second of the direct kernel, d = 3, 2 cores."""
 DIRECT_T0 = 2e-5
 FAST_T0 = 1e-4
-FAST_PER_FLOP = 1.0e-9
-BIAS_COST = {"none": 1.0, "cosine": 2.0, "distance": 3.0}
+FAST_UNIT = 3.3e-10
+"""Seconds per token, feature and value row (``n p (d + 2)``) of the fast kernel, 2 cores."""
+BIAS_COST = {"none": 1.0, "cosine": 1.6, "distance": 2.4}
 
 
 def estimated_seconds(kind, n, d, beta, tol, bias="none"):
     """The estimated time of one velocity evaluation, direct or fast (a cost model).
 
-    ``direct: T0 + n^2 / rate(d)``; ``fast: T0' + n p (d + 2) c(bias) k`` with ``p`` the rank
-    that :class:`FastKernel` would choose for ``beta`` and ``tol`` (USA, no frozen tokens).
+    ::
+
+        direct:  T0 + n^2 / R(d),             R(d) = 1.5e9 * 4.2 / (d + 1.2)  pairs per second
+        fast:    T0' + s n p (d + 2) c k(bias),  c = 3.3e-10 s,  k = 1 (none), 1.6 (cosine),
+                                                   2.4 (distance),  s = 2 below PARALLEL_MIN_FAST
+
+    with ``p`` the rank :class:`FastKernel` chooses for ``beta`` and ``tol`` (USA; ``inf`` when
+    ``tol`` is out of reach), ``T0 = 2e-5`` s and ``T0' = 1e-4`` s (the fixed costs of a call),
+    ``s = 2`` where the fast sums run on one thread.  The constants were measured on
+    2026-12-01 on the project's 2-core Intel Xeon (KVM guest) by
+    ``benchmarks/fast_summation.py`` and a calibration over d = 2 .. 6 and the three biases:
+    ``R(3)`` is the direct kernel's throughput there at large n (1.2e9 to 1.8e9 pair
+    interactions per second), and the dependence on d the measured ratios (d = 2: 1.3, d = 4:
+    0.85, d = 6: 0.63 of d = 3); ``c`` and ``k`` the fast kernel's time per token, feature and
+    value row at n = 1e5 (the machine was shared, so the figures are from the best of several
+    runs and CPU time; they are estimates to choose between the two summations, not promises).
 
     Parameters
     ----------
@@ -560,9 +616,10 @@ def estimated_seconds(kind, n, d, beta, tol, bias="none"):
     tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
     v.choice("bias", bias, BIASES)
     if kind == "direct":
-        return DIRECT_T0 + n * n / DIRECT_RATE.get(d, DIRECT_RATE_OTHER)
+        return DIRECT_T0 + n * n / (DIRECT_RATE_D3 * 4.2 / (d + 1.2))
     p = _rank_for(d, beta, tol, bias)
-    return FAST_T0 + n * p * (d + 2) * BIAS_COST[bias] * FAST_PER_FLOP
+    serial = 2.0 if n < PARALLEL_MIN_FAST else 1.0
+    return FAST_T0 + serial * n * p * (d + 2) * FAST_UNIT * BIAS_COST[bias]
 
 
 _RANKS = {}
@@ -625,14 +682,19 @@ def crossover_n(d, beta, tol, bias="none"):
 # contiguous buffer, its features computed into a ``(p, CH)`` buffer (:mod:`.expansions`), and
 # the moments and the evaluation are loops over the tokens of the chunk (vectorized).  Memory:
 # per thread ``O(p CH)``, never an ``n x p`` matrix.
-CHUNK_BYTES = 1 << 17
-"""The size of one thread's feature buffer (128 KB: it stays in the L2 cache)."""
+CHUNK_BYTES = 1 << 25
+"""The largest feature buffer of one thread (32 MB, reached only by large monomial maps)."""
 PARALLEL_MIN_FAST = 2048
 """Below this many tokens the sums run on one thread."""
 
 
 def chunk_size(p):
-    """Tokens per chunk: a power of two in ``[16, 512]`` with ``p * CH * 8 <= CHUNK_BYTES``.
+    """Tokens per chunk: 256 for up to 256 features, else 128, fewer where ``8 p CH`` would
+    exceed ``CHUNK_BYTES`` (at least 16).
+
+    Measured (CPU time of one evaluation, n = 1e5): d = 3, p = 121: 42, 38, 37, 37 ms for
+    64, 128, 256, 512 tokens; d = 4, p = 1001: 420, 303, 204, 177, 199 ms for 16, 32, 64, 128,
+    256 tokens.  Longer loops over the tokens outweigh a buffer beyond the L2 cache.
 
     Parameters
     ----------
@@ -643,7 +705,7 @@ def chunk_size(p):
     -------
     int
     """
-    ch = 512
+    ch = 256 if p <= 256 else 128
     while ch > 16 and p * ch * 8 > CHUNK_BYTES:
         ch //= 2
     return ch
@@ -853,7 +915,9 @@ def transpose_rows(f, p, m, ft):
 
 @njit(cache=True, fastmath=ex.FLAGS)
 def scan_forward_token(state, fk, coef, dec, gk, nq, out):
-    """One token of the forward recursion: ``S <- dec S + f_k g_k``, then ``out = sum_a c_a f_a S_a``.
+    """One token of the forward recursion: ``S <- dec S + f_k g_k``, then the token's sums.
+
+    ``out[q] = sum_a c_a f_a S[q, a]`` with the updated state.
 
     Parameters
     ----------
@@ -890,7 +954,9 @@ def scan_forward_token(state, fk, coef, dec, gk, nq, out):
 
 @njit(cache=True, fastmath=ex.FLAGS)
 def scan_backward_token(state, fk, coef, dec, gk, nq, out):
-    """One token of the backward recursion: ``out = sum_a c_a f_a S_a``, then ``S <- dec (S + f_k g_k)``.
+    """One token of the backward recursion: the token's sums, then ``S <- dec (S + f_k g_k)``.
+
+    ``out[q] = sum_a c_a f_a S[q, a]`` with the state before the update.
 
     Parameters
     ----------
@@ -1095,6 +1161,8 @@ def run_tasks(modes, bounds, yt, ws, nq, code, degree, tree, coef, ch, dec, moms
 
 
 _POOL = []
+# A forked child has the pool object but not its threads: it builds its own at its first use.
+os.register_at_fork(after_in_child=_POOL.clear)
 
 
 def task_pool():
