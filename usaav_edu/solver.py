@@ -18,13 +18,13 @@ The velocity field is summed in one of two ways (``summation``), the stepper nev
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from . import _validate as v
 from .dynamics import energy_bound as _energy_bound
 from .dynamics import energy_gauge, fastsum, integrators
-from typing import NamedTuple
 from .dynamics.unrotated import UnrotatedValuesField
 from .models import BiasFacts, require_model
 from .progress import Progress
@@ -109,10 +109,11 @@ def energy(model, x, xi=None, *, summation="auto", tol=1e-10):
     model = require_model(model)
     summation, tol, reason = _summation_args(model, summation, tol)
     kernel = model.kernel(x, xi, dense_bias=reason is not None)
-    if _choose(model, summation, reason, kernel.n, kernel.d, tol) == "direct":
+    fast = _fast_kernel(kernel, summation, reason, tol)
+    if fast is None:
         kernel = kernel.with_dense_bias()
         return float(energy_gauge(kernel.y0, kernel.params))
-    return float(fastsum.fast_kernel(model, kernel.xi, kernel.d, tol).energy(kernel.y0))
+    return float(fast.energy(kernel.y0))
 
 
 def _summation_args(model, summation, tol):
@@ -127,8 +128,8 @@ def _summation_args(model, summation, tol):
         raise ValueError(f"tol must be below 1 (a relative error bound), got {tol:g}")
     reason = fastsum.fast_applies(model)
     if summation == "fast" and reason is not None:
-        raise ValueError(f"summation='fast' does not apply to model {model.name!r}: {reason}. "
-                         f"Use summation='direct' (or 'auto', which falls back to it).")
+        raise ValueError(f"summation='fast' does not apply: {reason}. Use summation='direct' "
+                         f"(or 'auto', which falls back to it).")
     return summation, tol, reason
 
 
@@ -147,6 +148,23 @@ def _choose(model, summation, reason, n, d, tol):
     direct = fastsum.estimated_seconds("direct", n, d, model.beta, tol, bias=kind)
     fast = fastsum.estimated_seconds("fast", n, d, model.beta, tol, bias=kind)
     return "direct" if direct <= fast else "fast"
+
+
+def _fast_kernel(kernel, summation, reason, tol):
+    """The FastKernel of the run when it sums fast (:func:`_choose`), else None.
+
+    Under ``"auto"`` a ``tol`` that the expansion cannot reach for this model (the kernel
+    refuses it) falls back to direct summation; under ``"fast"`` the refusal is raised.
+    """
+    model = kernel.model
+    if _choose(model, summation, reason, kernel.n, kernel.d, tol) == "direct":
+        return None
+    try:
+        return fastsum.fast_kernel(model, kernel.xi, kernel.d, tol, kernel.mobile)
+    except ValueError:
+        if summation == "auto":
+            return None
+        raise
 
 
 def energy_bound(model, xi, n=None):
@@ -503,14 +521,14 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         h = t_max / ((n_frames - 1) * int(per_frame))
         h_min = h
 
-    summation = _choose(model, summation, reason, kernel.n, kernel.d, tol)
-    if summation == "direct":
+    fast = _fast_kernel(kernel, summation, reason, tol)
+    summation = "direct" if fast is None else "fast"
+    if fast is None:
         kernel = kernel.with_dense_bias()
-        field, fast = _field(kernel), None
+        field = _field(kernel)
         energy_of = lambda state: _energy_of(kernel, state)  # noqa: E731
         slack = 0.0
     else:
-        fast = fastsum.fast_kernel(model, kernel.xi, kernel.d, tol, kernel.mobile)
         field = _FastField(fast, kernel.mobile)
         energy_of = lambda state: float(fast.energy(state))  # noqa: E731
         # each frame's energy is off by at most energy_bound times the energy scale
