@@ -277,8 +277,8 @@ def fast_measure(n_values=(1000, 10000, 100000), repeats=5, d=3, beta=1.0, tol=1
         if measured:
             field = GaugeField(kernel_params(bias=None, beta=beta, linear=False, sa=False))
             out = np.empty_like(yt)
-            t_direct = float(np.median(batch_times([lambda: field(yt, out)], max(1, min(repeats, 3)),
-                                                   min_time)))
+            batches = max(1, min(repeats, 3))
+            t_direct = float(np.median(batch_times([lambda: field(yt, out)], batches, min_time)))
             _, z = pair_sums(yt, np.ones((1, 1)), False, beta, False)
             error = float(np.max(np.abs(out_fast - out))) / float(np.max(z) / n)
         else:

@@ -63,8 +63,8 @@ def _parser():
                    help="refuse runs estimated to take more steps than this, >= 1 (default: simulate's cap)")
     s.add_argument("--seed", type=int, default=0, help="seed of the uniform initial state, >= 0")
     s.add_argument("--summation", choices=SUMMATIONS, default="auto",
-                   help="how the velocity is summed: direct (n^2 pairs), fast (expansion, linear in "
-                        "n) or auto (the one estimated faster; default)")
+                   help="how the velocity is summed: direct (n^2 pairs), fast (expansion, "
+                        "linear in n) or auto (the one estimated faster; default)")
     s.add_argument("--summation-tol", type=float, default=None,
                    help="relative error bound of fast summation, in (0, 1) (default 1e-10)")
     s.add_argument("--tol", type=float, default=1e-3, help="cluster tolerance for the summary, > 0")
@@ -145,7 +145,8 @@ def simulate_settings(a):
                              "summation is direct)")
         tol = v.real_scalar("--summation-tol", a.summation_tol, minimum=0.0, strict=True)
         if not tol < 1.0:
-            raise ValueError(f"--summation-tol must be below 1 (a relative error bound), got {tol:g}")
+            raise ValueError(f"--summation-tol must be below 1 (a relative error bound), "
+                             f"got {tol:g}")
         solver["tol"] = tol
     v.real_scalar("--tol", a.tol, minimum=0.0, strict=True)
     out = None if a.out is None else v.output_path("--out", a.out)

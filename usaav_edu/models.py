@@ -735,7 +735,9 @@ class KernelInput:
         return None if self.frozen is None else ~self.frozen
 
     def with_dense_bias(self):
-        """This input with the dense bias and the direct kernel's parameters (itself if it has them).
+        """This input with the dense bias and the direct kernel's parameters.
+
+        Itself if it has them already.
 
         Returns
         -------

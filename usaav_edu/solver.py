@@ -402,8 +402,8 @@ def _energy_tolerance(p, e_prev, e_now, rtol=0.0):
 
 
 def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=101,
-             rtol=1e-8, atol=1e-10, frozen=None, seed=None, progress=False, max_steps=DEFAULT_MAX_STEPS,
-             summation="auto", tol=1e-10):
+             rtol=1e-8, atol=1e-10, frozen=None, seed=None, progress=False,
+             max_steps=DEFAULT_MAX_STEPS, summation="auto", tol=1e-10):
     """Integrate USA-AV from ``x0`` and return a :class:`Trajectory`.
 
     Parameters
