@@ -58,7 +58,7 @@ fraction of the L2 norm of ``f`` carried by the top third of its modes ::
 and the least value of ``f`` on the grid.  A tail above ``tail_tol`` or a value below
 ``-negative_tol * max f`` means that the density has sharpened beyond what the grid resolves;
 :func:`solve` then raises :class:`UnresolvedError` (which carries the frames computed so far)
-or, with ``on_unresolved="stop"``, returns them with the status :attr:`Status.UNRESOLVED`.
+or, with ``on_unresolved="stop"``, returns them with the status ``Status.UNRESOLVED``.
 
 **Particles and densities.**  :func:`sample` draws angles from a density (randomly or at its
 quantiles); :func:`empirical_distance` measures how far such angles (or those of a particle
@@ -130,7 +130,7 @@ class UnresolvedError(IntegrationError):
     t : float
         The time at which the tail or the negative values crossed their thresholds.
     partial : DensityTrajectory
-        The frames computed before that time (status :attr:`Status.UNRESOLVED`).
+        The frames computed before that time (status ``Status.UNRESOLVED``).
     """
 
     def __init__(self, message, t, partial):
@@ -408,7 +408,7 @@ class DensityTrajectory:
     tail : ndarray
         ``(F,)`` the resolution monitor (module docstring), largest over the labels.
     status : Status
-        :attr:`Status.COMPLETED` or :attr:`Status.UNRESOLVED`.
+        ``Status.COMPLETED`` or ``Status.UNRESOLVED``.
     message : str
         What happened, in a sentence or two (where and why a run stopped).
     model : Model
@@ -582,7 +582,7 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
         mode is advected at ``(m / 2) max|w|``).
     on_unresolved : {"raise", "stop"}
         When the density outgrows the grid: raise :class:`UnresolvedError`, or return the
-        frames computed so far with ``status`` :attr:`Status.UNRESOLVED`.
+        frames computed so far with ``status`` ``Status.UNRESOLVED``.
     tail_tol : float
         The largest tail (module docstring) of a resolved density, in ``(0, 1)``.
     negative_tol : float

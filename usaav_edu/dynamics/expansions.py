@@ -90,7 +90,7 @@ def rank(basis, d, degree):
     Parameters
     ----------
     basis : str
-        One of :data:`BASES`.
+        One of ``BASES``.
     d : int
         The dimension.
     degree : int
@@ -189,7 +189,7 @@ def _ratios(count, b, step):
 def scaled_bessel_i(count, b):
     """``I_k(b) e^{-b}``, ``k = 0 .. count - 1``, for ``b >= 0`` (modified Bessel functions).
 
-    The ratios ``I_k / I_{k-1}`` from :func:`_ratios`, normalized by the generating function at
+    The ratios ``I_k / I_{k-1}`` from ``_ratios``, normalized by the generating function at
     angle 0, ``e^b = I_0(b) + 2 sum_{k >= 1} I_k(b)``.
 
     Parameters
@@ -210,7 +210,7 @@ def scaled_bessel_i(count, b):
 def scaled_spherical_bessel_i(count, b):
     """``i_l(b) e^{-b}``, ``l = 0 .. count - 1``, for ``b >= 0`` (modified spherical Bessel).
 
-    The ratios ``i_l / i_{l-1}`` from :func:`_ratios`, normalized by the Funk-Hecke expansion at
+    The ratios ``i_l / i_{l-1}`` from ``_ratios``, normalized by the Funk-Hecke expansion at
     ``s = 1`` (``P_l(1) = 1``): ``e^b = sum_l (2l + 1) i_l(b)``.
 
     Parameters
@@ -287,7 +287,7 @@ def coefficients(basis, d, beta, degree):
     Parameters
     ----------
     basis : str
-        One of :data:`BASES`.
+        One of ``BASES``.
     d : int
         The dimension.
     beta : float
@@ -389,7 +389,7 @@ def features_reference(basis, degree, yt):
     Parameters
     ----------
     basis : str
-        One of :data:`BASES`.
+        One of ``BASES``.
     degree : int
         ``L``.
     yt : ndarray
@@ -696,7 +696,7 @@ def taylor_chunk(yc, parent, var, factor, f):
 
 @njit(cache=True, fastmath=FLAGS)
 def chunk_features(code, yc, degree, parent, var, factor, f, scratch):
-    """The features of a chunk of tokens by the map ``code`` (:data:`BASIS_CODE`).
+    """The features of a chunk of tokens by the map ``code`` (``BASIS_CODE``).
 
     ``f[a, j] = f_a(y_j)`` for the ``m`` columns ``y_j`` of ``yc``.
 

@@ -420,7 +420,7 @@ class FastKernel:
 
         ``E = sum_i Z_i / (2 beta n^2)`` (attention) or ``sum_i <y_i, A_i> / (2 n^2)``
         (linear), with the sums from the expansion; relative error at most
-        :attr:`energy_bound` (module docstring).
+        ``energy_bound`` (module docstring).
 
         Parameters
         ----------
