@@ -131,6 +131,7 @@ from . import biases, diagnostics, dynamics, experiments, gauges, laws, maximize
 from . import progress, reductions, spectral, sphere
 from .models import Model
 from .solver import IntegrationError, energy, energy_bound, simulate
+from .sweep import sweep
 from .trajectory import Trajectory
 
 
@@ -148,5 +149,5 @@ __all__ = [
     "biases", "diagnostics", "dynamics", "experiments", "gauges", "laws", "maximizers", "models",
     "profiles", "progress", "reductions", "spectral", "sphere",
     "Model",
-    "IntegrationError", "energy", "energy_bound", "simulate", "Trajectory", "__version__",
+    "IntegrationError", "energy", "energy_bound", "simulate", "sweep", "Trajectory", "__version__",
 ]
