@@ -102,6 +102,18 @@ def test_a_failing_point_is_recorded_and_the_others_are_kept(client):
     assert good["energy"].item() == s["energy"] and good["clusters"].item() == s["clusters"]
 
 
+def test_t_max_may_depend_on_the_point(client):
+    ds = ue.sweep("sa", {"beta": [1.0, 3.0]}, t_max=lambda beta, **_: 2.0 * beta, n=8, d=2,
+                  method="dopri5", n_frames=5, client=client, progress=False,
+                  extra={"t_end": lambda tr: tr.t[-1]})
+    assert ds["t_end"].values.tolist() == [2.0, 6.0]
+    _, s = _serial("sa", 6.0, {"n": 8, "d": 2, "beta": 3.0}, method="dopri5", n_frames=5)
+    assert ds["energy"].sel(beta=3.0).item() == s["energy"]
+    assert ds.attrs["t_max"].startswith("per point: ")
+    with pytest.raises(ValueError, match="time_series=True needs one t_max"):
+        ue.sweep("sa", {"beta": [1.0]}, t_max=lambda beta, **_: beta, time_series=True)
+
+
 def test_bad_arguments_are_refused_before_anything_runs(tmp_path):
     with pytest.raises(ValueError, match="'omega' has no effect on the usa experiment"):
         ue.sweep("usa", {"omega": [1.0]}, t_max=1.0)

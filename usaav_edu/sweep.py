@@ -220,7 +220,14 @@ def _settings(t_max, n, d, fixed, method, dt, n_frames, rtol, atol, max_steps, t
         _callable_identity(f"extra[{k!r}]", fn)
     if not isinstance(time_series, bool):
         raise TypeError(f"time_series must be True or False, got {type(time_series).__name__}")
-    s = {"t_max": v.real_scalar("t_max", t_max, minimum=0.0, strict=True),
+    if callable(t_max):
+        if time_series:
+            raise ValueError("time_series=True needs one t_max for every point (the frames are "
+                             "the time coordinate); give a number, or keep what you need over "
+                             "time with extra")
+        _callable_identity("t_max", t_max)
+    s = {"t_max": None if callable(t_max) else v.real_scalar("t_max", t_max, minimum=0.0,
+                                                                strict=True),
          "method": v.choice("method", method, METHODS),
          "dt": None if dt is None else v.real_scalar("dt", dt, minimum=0.0, strict=True),
          "n_frames": v.integer("n_frames", n_frames, minimum=2),
@@ -244,7 +251,8 @@ def _run_point(task, keywords):
     Parameters
     ----------
     task : dict
-        ``experiment`` (a name or a callable), ``settings`` (the solver settings) and ``extra``.
+        ``experiment`` (a name or a callable), ``settings`` (the solver settings), ``extra``
+        and ``t_max`` (a callable of the keywords, or None for ``settings["t_max"]``).
     keywords : dict
         The keywords of the set-up (fixed ones and the point's values).
 
@@ -260,7 +268,8 @@ def _run_point(task, keywords):
             model, x0, xi = experiments.setup(task["experiment"], **keywords)
         else:
             model, x0, xi = task["experiment"](**keywords)
-        traj = simulate(model, x0, xi, t_max=s["t_max"], dt=s["dt"], method=s["method"],
+        t_max = s["t_max"] if task["t_max"] is None else task["t_max"](**keywords)
+        traj = simulate(model, x0, xi, t_max=t_max, dt=s["dt"], method=s["method"],
                         n_frames=s["n_frames"], rtol=s["rtol"], atol=s["atol"],
                         max_steps=s["max_steps"])
         out = {k: float(x) for k, x in diagnostics.summary(traj, tol=s["tol"]).items()}
@@ -290,7 +299,8 @@ class _Layout:
         self.numbers = list(FINAL) + list(extra)
         self.series = [f"{s}_series" for s in SERIES] if settings["time_series"] else []
         self.frames = settings["n_frames"]
-        self.times = np.linspace(0.0, settings["t_max"], settings["n_frames"])
+        self.times = (np.linspace(0.0, settings["t_max"], settings["n_frames"])
+                      if settings["time_series"] else None)
 
     def empty(self):
         arrays = {name: np.full(self.shape, np.nan) for name in self.numbers}
@@ -486,7 +496,7 @@ def _local_cluster(workers):
         handler = None
     try:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
     finally:
         if handler is not None:
             signal.signal(signal.SIGINT, handler)
@@ -591,8 +601,10 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
     grid : mapping
         Parameter name -> list of values (numbers or strings; ``range`` is fine), for example
         ``{"beta": [0.5, 1, 2, 4], "seed": range(32)}``.  One dimension per key, in this order.
-    t_max : float
-        Final time of every run, > 0.
+    t_max : float or callable
+        Final time of every run, > 0; or a callable ``t_max(**keywords) -> float`` of the
+        point's keywords, such as ``lambda beta, **_: 20 * np.exp(1.2 * beta)`` for lifetimes
+        that grow exponentially with ``beta`` (not with ``time_series``).
     store : str or os.PathLike or None
         A Zarr directory: each finished point is written as it completes, and a sweep started
         again with the same arguments runs only the missing points.
@@ -655,13 +667,16 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
         "experiment": identity, "grid": [[k, vals] for k, vals in pairs], "fixed": fixed,
         **settings,
         "extra": {k: _callable_identity(f"extra[{k!r}]", fn) for k, fn in extra.items()},
+        **({"t_max": _callable_identity("t_max", t_max)} if callable(t_max) else {}),
     }
     text = json.dumps(arguments, sort_keys=True)
     fingerprint = hashlib.sha256(text.encode()).hexdigest()
     attrs = {"package": "usaav-edu", "version": __version__,
              "experiment": name if name is not None else identity["callable"],
              "model_parameters": json.dumps(fixed, sort_keys=True),
-             "method": settings["method"], "t_max": settings["t_max"],
+             "method": settings["method"],
+             "t_max": settings["t_max"] if not callable(t_max) else "per point: "
+             + arguments["t_max"]["callable"],
              "n_frames": settings["n_frames"], "dt": "default" if dt is None else settings["dt"],
              "rtol": settings["rtol"], "atol": settings["atol"], "tol": settings["tol"],
              "sweep_arguments": text, "sweep_fingerprint": fingerprint}
@@ -675,7 +690,7 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
         this_session = int(session.max()) + 1
         points = [p for p in points if session[p] == 0]
     task = {"experiment": experiment if name is None else name, "settings": settings,
-            "extra": extra}
+            "extra": extra, "t_max": t_max if callable(t_max) else None}
 
     def on_result(index, result):
         layout.fill(arrays, index, result)
