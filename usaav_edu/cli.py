@@ -16,7 +16,7 @@ traceback: exit status 2 for bad input, 1 for a failed run (integration error,
 out of memory, a file that cannot be written), 130 for Ctrl-C.
 
 ``sweep`` runs a standard experiment at every point of a grid on Dask
-(:func:`usaav_edu.sweep`) and prints a summary table::
+(``usaav_edu.sweep``) and prints a summary table::
 
     usaav-edu sweep --experiment rope --grid beta=0.5,1,2,4 --grid seed=0:32 \\
         --tau 20 --store sweep.zarr [--scheduler tcp://HOST:8786]
@@ -328,7 +328,7 @@ def sweep_table(ds):
     Parameters
     ----------
     ds : xarray.Dataset
-        The result of :func:`usaav_edu.sweep`.
+        The result of ``usaav_edu.sweep``.
 
     Returns
     -------

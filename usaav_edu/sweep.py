@@ -2,9 +2,9 @@
 
 A statement about collapse, metastability or the spectral dichotomy is a statement about many
 runs: over seeds, over ``beta``, ``omega``, ``lam``, the number of prompts, ``n``.
-:func:`sweep` runs a standard experiment (or a set-up of one's own) at every point of a grid,
+``sweep`` runs a standard experiment (or a set-up of one's own) at every point of a grid,
 keeps the final diagnostics of each run (and, on request, the diagnostics over time) and returns
-them as an :class:`xarray.Dataset` with one dimension per grid key::
+them as an ``xarray.Dataset`` with one dimension per grid key::
 
     ds = ue.sweep("rope", {"beta": [0.5, 1, 2, 4], "seed": range(32)}, t_max=20.0,
                   store="rope.zarr")
