@@ -90,16 +90,22 @@ def test_the_phase_diagram_as_a_sweep_is_the_serial_phase_diagram(client):
         assert cell["phase"].item() == r["phase"]
 
 
-def test_a_failing_point_is_recorded_and_the_others_are_kept(client):
+def test_a_failing_point_is_recorded_and_the_others_are_kept(client, tmp_path):
     # beta = 60 is refused by simulate's work estimate (about 1e24 RK4 steps)
+    store = tmp_path / "f.zarr"
     ds = ue.sweep("usa", {"beta": [1.0, 60.0]}, t_max=1.0, n=8, client=client,
-                  progress=False)
+                  progress=False, store=store)
     bad, good = ds.sel(beta=60.0), ds.sel(beta=1.0)
     assert "RK4 steps" in bad["error"].item()
     assert all(np.isnan(bad[name].item()) for name in FINAL)
     assert good["error"].item() == ""
     _, s = _serial("usa", 1.0, {"n": 8, "beta": 1.0})
     assert good["energy"].item() == s["energy"] and good["clusters"].item() == s["clusters"]
+    # the failure is the point's result: finished, stored, not run again (no scheduler is
+    # asked: nothing listens at this address)
+    again = ue.sweep("usa", {"beta": [1.0, 60.0]}, t_max=1.0, n=8, store=store,
+                     client="tcp://127.0.0.1:9")
+    assert again.identical(ds)
 
 
 def test_t_max_may_depend_on_the_point(client):

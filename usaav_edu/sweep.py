@@ -433,10 +433,15 @@ class _Store:
         return session
 
     def write(self, index, result, session):
-        """Write one finished point: its diagnostics first, its session number last."""
-        for name in self.layout.numbers + self.layout.series:
-            if name in result:
-                self.arrays[name][index] = result[name]
+        """Write one finished point: its diagnostics first, its session number last.
+
+        Every variable is written, NaN where the point has no value (it failed), so that
+        nothing of an earlier, unfinished write of the same point is left.
+        """
+        for name in self.layout.numbers:
+            self.arrays[name][index] = result.get(name, np.nan)
+        for name in self.layout.series:
+            self.arrays[name][index] = result.get(name, np.full(self.layout.frames, np.nan))
         for name in TEXT:
             self.arrays[name][index] = result.get(name, "")
         self.arrays["session"][index] = session
