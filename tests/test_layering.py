@@ -24,7 +24,7 @@ LAYERS = [
     ["models"],
     ["trajectory"],
     ["solver", "diagnostics", "maximizers", "density"],
-    ["reductions", "experiments", "spectral", "meanfield"],
+    ["reductions", "experiments", "spectral", "meanfield", "sweep"],
     ["bench", "cli"],
     ["widgets._checks", "widgets.colors", "widgets.state"],
     ["widgets.scene", "widgets.mpl", "widgets.density_plots"],

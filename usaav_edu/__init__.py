@@ -137,6 +137,7 @@ from . import progress, reductions, spectral, sphere
 from . import density, meanfield
 from .models import Model
 from .solver import IntegrationError, energy, energy_bound, simulate
+from .sweep import sweep
 from .trajectory import Trajectory
 
 
@@ -153,5 +154,5 @@ __all__ = [
     "biases", "diagnostics", "dynamics", "experiments", "gauges", "laws", "maximizers", "models",
     "profiles", "progress", "reductions", "spectral", "sphere", "density", "meanfield",
     "Model",
-    "IntegrationError", "energy", "energy_bound", "simulate", "Trajectory", "__version__",
+    "IntegrationError", "energy", "energy_bound", "simulate", "sweep", "Trajectory", "__version__",
 ]

@@ -22,9 +22,19 @@ A flag that the chosen experiment does not read (``--omega`` for ``usa``, a
 error, not silently ignored.  Every failure is one line on stderr, never a
 traceback: exit status 2 for bad input, 1 for a failed run (integration error,
 out of memory, a file that cannot be written), 130 for Ctrl-C.
+
+``sweep`` runs a standard experiment at every point of a grid on Dask
+(``usaav_edu.sweep``) and prints a summary table::
+
+    usaav-edu sweep --experiment rope --grid beta=0.5,1,2,4 --grid seed=0:32 \\
+        --tau 20 --store sweep.zarr [--scheduler tcp://HOST:8786]
+
+With ``--store`` an interrupted sweep (Ctrl-C: one line, exit status 130) is resumed by the
+same command, which runs only the points that are not in the store.
 """
 
 import argparse
+import os
 import sys
 
 from . import _validate as v
@@ -75,6 +85,7 @@ def _parser():
     b.add_argument("--fast-n", type=int, nargs="+", default=list(FAST_N),
                    help="token counts of the direct against fast summation table")
     b.add_argument("--no-fast", action="store_true", help="leave out the fast summation table")
+    _sweep_parser(sub)
     return p
 
 
@@ -196,6 +207,237 @@ def _bench(a):
         print(fast_report(fast_n, repeats=repeats))
 
 
+# ---------------------------------------------------------------------------------------- sweep
+# the setup keywords a --grid or --set may name, and which of them are integers
+SWEEP_KEYS = ("n", "d", "beta", "omega", "n_prompts", "lam", "seed")
+SWEEP_INTEGERS = ("n", "d", "n_prompts", "seed")
+SUMMARY_ROWS = 40
+
+
+def _sweep_parser(sub):
+    w = sub.add_parser("sweep", help="run a standard experiment over a grid of parameters (Dask)")
+    w.add_argument("--experiment", choices=experiments.NAMES, required=True, metavar="EXPERIMENT",
+                   help="one of " + ", ".join(experiments.NAMES))
+    w.add_argument("--grid", action="append", default=[], metavar="KEY=VALUES",
+                   help="a grid dimension: KEY=v1,v2,... or KEY=start:stop[:step] (integers, stop "
+                        "excluded); KEY is one of " + ", ".join(SWEEP_KEYS) + "; repeat the flag")
+    w.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a keyword held fixed at every point, e.g. --set omega=2")
+    w.add_argument("--n", type=int, default=None, help="number of tokens (default 64)")
+    w.add_argument("--d", type=int, default=None, help="dimension (default 3)")
+    w.add_argument("--tau", type=float, default=20.0, help="final time of every run, > 0")
+    w.add_argument("--method", choices=("rk4", "dopri5"), default="rk4")
+    w.add_argument("--dt", type=float, default=None, help="RK4 step, > 0 (default: from beta)")
+    w.add_argument("--rtol", type=float, default=None, help="dopri5 relative tolerance (1e-8)")
+    w.add_argument("--atol", type=float, default=None, help="dopri5 absolute tolerance (1e-10)")
+    w.add_argument("--frames", type=int, default=101, help="frames of every run, >= 2")
+    w.add_argument("--max-steps", type=int, default=None, help="refuse longer runs (default 1e6)")
+    w.add_argument("--tol", type=float, default=1e-3, help="cluster tolerance, > 0")
+    w.add_argument("--store", default=None,
+                   help="Zarr directory: finished points are kept; run again to resume")
+    w.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="a Dask scheduler, e.g. tcp://HOST:8786 (default: a local cluster)")
+    w.add_argument("--workers", type=int, default=None,
+                   help="workers of the local cluster (default: one per CPU)")
+    return w
+
+
+def _sweep_value(flag, key, text):
+    if key in SWEEP_INTEGERS:
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"{flag} {key}: {text!r} is not an integer") from None
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{flag} {key}: {text!r} is not a number") from None
+
+
+def _sweep_pair(flag, text):
+    key, sep, values = text.partition("=")
+    key = key.strip()
+    if not sep or not values.strip():
+        raise ValueError(f"{flag} {text!r}: write KEY=VALUES")
+    if key not in SWEEP_KEYS:
+        raise ValueError(f"{flag} {text!r}: the key must be one of {', '.join(SWEEP_KEYS)}")
+    return key, values.strip()
+
+
+def sweep_grid(items):
+    """Parse ``--grid`` flags (``KEY=v1,v2`` or ``KEY=start:stop[:step]``) into a grid dict.
+
+    Parameters
+    ----------
+    items : list of str
+        The flags' values, in order.
+
+    Returns
+    -------
+    dict
+        Key -> list of values (int for ``n``, ``d``, ``n_prompts``, ``seed``; float otherwise).
+
+    Raises
+    ------
+    ValueError
+        Naming the flag, for a malformed item, an unknown or repeated key or an empty range.
+    """
+    grid = {}
+    for text in items:
+        key, values = _sweep_pair("--grid", text)
+        if key in grid:
+            raise ValueError(f"--grid {key} is given twice")
+        if ":" in values:
+            parts = values.split(":")
+            if len(parts) > 3 or key not in SWEEP_INTEGERS:
+                raise ValueError(f"--grid {text!r}: start:stop[:step] is for the integer keys "
+                                 f"({', '.join(SWEEP_INTEGERS)})")
+            numbers = [_sweep_value("--grid", key, p) for p in parts]
+            grid[key] = list(range(*numbers))
+            if not grid[key]:
+                raise ValueError(f"--grid {text!r}: the range is empty")
+        else:
+            grid[key] = [_sweep_value("--grid", key, p.strip()) for p in values.split(",")]
+    if not grid:
+        raise ValueError("--grid: give at least one, e.g. --grid seed=0:8")
+    return grid
+
+
+def sweep_settings(a):
+    """Check every ``sweep`` flag; return the positional and keyword arguments of ``sweep``.
+
+    Parameters
+    ----------
+    a : argparse.Namespace
+        The parsed flags.
+
+    Returns
+    -------
+    tuple
+        ``(experiment, grid, keywords)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the flag.
+    """
+    grid = sweep_grid(a.grid)
+    fixed = {}
+    for text in a.set:
+        key, value = _sweep_pair("--set", text)
+        if key in fixed or key in grid:
+            raise ValueError(f"--set {key}: the key is given twice (or is also a --grid key)")
+        fixed[key] = _sweep_value("--set", key, value)
+    keywords = {"t_max": v.real_scalar("--tau", a.tau, minimum=0.0, strict=True),
+                "method": a.method, "n_frames": v.integer("--frames", a.frames, minimum=2),
+                "tol": v.real_scalar("--tol", a.tol, minimum=0.0, strict=True), "fixed": fixed}
+    for flag, key in (("n", "n"), ("d", "d")):
+        value = getattr(a, flag)
+        if value is not None:
+            keywords[key] = v.integer(f"--{flag}", value, minimum=1 if flag == "n" else 2)
+    if a.dt is not None:
+        keywords["dt"] = v.real_scalar("--dt", a.dt, minimum=0.0, strict=True)
+    if a.max_steps is not None:
+        keywords["max_steps"] = v.integer("--max-steps", a.max_steps, minimum=1)
+    for flag in ("rtol", "atol"):
+        value = getattr(a, flag)
+        if value is None:
+            continue
+        if a.method != "dopri5":
+            raise ValueError(f"--{flag} applies to --method dopri5 only (the method is {a.method})")
+        keywords[flag] = v.real_scalar(f"--{flag}", value, minimum=0.0, strict=True)
+    if a.workers is not None:
+        if a.scheduler is not None:
+            raise ValueError("--workers sizes the local cluster; leave it out with --scheduler")
+        keywords["workers"] = v.integer("--workers", a.workers, minimum=1)
+    if a.scheduler is not None:
+        if not isinstance(a.scheduler, str) or "://" not in a.scheduler:
+            raise ValueError(f"--scheduler {a.scheduler!r}: give an address like tcp://HOST:8786")
+        keywords["client"] = a.scheduler
+    if a.store is not None:
+        if not a.store.strip():
+            raise ValueError("--store must name a folder, got an empty path")
+        if os.path.isfile(a.store):
+            raise ValueError(f"--store {a.store}: a file is in the way (a store is a folder)")
+        keywords["store"] = a.store
+    return a.experiment, grid, keywords
+
+
+def sweep_table(ds):
+    """The summary table of a sweep: one row per grid point, or per point without its seed.
+
+    With a ``seed`` dimension every row is the mean over the seeds (and the standard error of
+    the mean, ``std / sqrt(k)``, of the spread), and ``failed`` counts the seeds that failed.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        The result of ``usaav_edu.sweep``.
+
+    Returns
+    -------
+    str
+    """
+    keys = [k for k in ds.dims if k != "time"]
+    group = [k for k in keys if k != "seed"]
+    header = [*group, "runs", "failed", "energy", "energy/bound", "spread", "clusters"]
+    rows = []
+    stacked = ds.stack(row=group) if group else ds.expand_dims(row=[0])
+    for i in range(stacked.sizes["row"]):
+        cell = stacked.isel(row=i)
+        ok = cell["error"] == ""
+        runs = int(ok.size)
+        failed = runs - int(ok.sum())
+        labels = [f"{cell[k].item():g}" if not isinstance(cell[k].item(), str)
+                  else cell[k].item() for k in group]
+        if runs - failed == 0:
+            rows.append([*labels, str(runs), str(failed), "-", "-", "-", "-"])
+            continue
+        good = cell.where(ok)
+        spread = good["spread"]
+        k = int(ok.sum())
+        sem = float(spread.std(ddof=1)) / k ** 0.5 if k > 1 else 0.0
+        ratio = float((good["energy"] / good["energy_bound"]).mean())
+        rows.append([*labels, str(runs), str(failed), f"{float(good['energy'].mean()):.6g}",
+                     f"{ratio:.4f}", f"{float(spread.mean()):.3e} +- {sem:.1e}",
+                     f"{float(good['clusters'].mean()):.2f}"])
+    shown = rows[:SUMMARY_ROWS]
+    widths = [max(len(r[j]) for r in [header, *shown]) for j in range(len(header))]
+    lines = ["  ".join(c.rjust(wd) for c, wd in zip(r, widths)) for r in [header, *shown]]
+    if len(rows) > SUMMARY_ROWS:
+        lines.append(f"... {len(rows) - SUMMARY_ROWS} more rows")
+    return "\n".join(lines)
+
+
+def _sweep(a, record):
+    from .sweep import stored_points, sweep
+
+    experiment, grid, keywords = sweep_settings(a)
+    store = keywords.get("store")
+    before = 0
+    if store is not None:
+        before = stored_points(store)[0]
+    try:
+        ds = sweep(experiment, grid, **keywords)
+    except KeyboardInterrupt:
+        if store is not None:
+            done, total = stored_points(store)
+            record["interrupted"] = (f"; {done} of {total} points are kept in {store}; run the "
+                                     f"same command again to run only the others")
+        raise
+    total = 1
+    for k in grid:
+        total *= len(grid[k])
+    where = f" (store {store})" if store is not None else ""
+    print(f"sweep {experiment}: {total} points, {total - before} run now, {before} from the "
+          f"store{where}; tau {keywords['t_max']:g}, method {keywords['method']}")
+    failed = int((ds["error"] != "").sum())
+    if failed:
+        first = next(m for m in ds["error"].values.ravel() if m)
+        print(f"{failed} points failed; the first: {first}")
+    print(sweep_table(ds))
+
+
 class _LineTracker:
     """Stand-in for stderr that knows whether the last write ended a line (the progress bar does not)."""
 
@@ -250,10 +492,12 @@ def main(argv=None):
     try:
         if a.command == "simulate":
             _simulate(a, record)
+        elif a.command == "sweep":
+            _sweep(a, record)
         else:
             _bench(a)
     except KeyboardInterrupt:
-        return fail("interrupted", 130)
+        return fail("interrupted" + record.get("interrupted", ""), 130)
     except (ValueError, TypeError) as exc:
         return fail(f"error: {_describe(exc)}", 1 if record["finished"] else 2)
     except (IntegrationError, MemoryError, OSError) as exc:
