@@ -7,6 +7,11 @@ The data path is model -> simulate -> Trajectory -> diagnostics / maximizers -> 
     x0 = ue.sphere.uniform(64, 3, seed=0)
     traj = ue.simulate(m, x0, xi, t_max=20.0)
 
+``simulate`` sums the velocity directly (``n^2`` pairs) or, for large n, by a truncated
+expansion whose cost grows linearly in n and whose relative error is at most ``tol``
+(``summation="auto" | "direct" | "fast"``, :mod:`usaav_edu.dynamics.fastsum`); the
+Trajectory records which.
+
 A model is composed of a gauge, a bias and a profile (``ue.Model(gauge=..., bias=...,
 profile=...)``; :mod:`usaav_edu.gauges`, :mod:`usaav_edu.biases`, :mod:`usaav_edu.profiles`).
 A gauge of one's own is any object with a method ``matrices(xi)`` returning orthogonal

@@ -22,6 +22,13 @@ with its interquartile range, which shows how noisy the machine was.
 other work: quiet, then beside one and two processes that spin on a core,
 each time with the package's thread count against one thread under the same
 load (:func:`contention_report` prints it; ``benchmarks/contention.py``).
+
+:func:`fast_measure` compares one velocity evaluation by direct summation (the pair sums
+above) with fast summation (:mod:`usaav_edu.dynamics.fastsum`, the truncated expansion whose
+cost grows linearly in n) at a few n, and :func:`fast_report` prints it with the crossover n
+of the cost model (:func:`usaav_edu.dynamics.fastsum.crossover_n`) that ``summation="auto"``
+reads.  Direct summation is timed only where the cost model expects at most ``direct_limit``
+seconds per evaluation; beyond, its time is the model's estimate, marked as such.
 """
 
 import multiprocessing
@@ -31,9 +38,11 @@ import time
 import numba
 import numpy as np
 
+from .dynamics import fastsum
 from .dynamics.fastexp import X_MAX, exp_array
 from .dynamics.integrators import GaugeField
-from .dynamics.rhs import kernel_params
+from .dynamics.rhs import kernel_params, pair_sums
+from .models import usa
 from .sphere import uniform
 
 
@@ -215,6 +224,107 @@ def report(n_values=(256, 1024), repeats=21):
         lines.append(f"{r['n']:>6} {r['numba']:>14.3e} {r['numpy']:>14.3e} {r['ratio']:>7.1f} {iqr:>13} "
                      f"{r['max_abs_diff']:>10.1e}")
     lines.append(f"fast exp: max relative error over |x| <= {X_MAX:g}: {exp_max_rel_error():.2e}")
+    return "\n".join(lines)
+
+
+def fast_measure(n_values=(1000, 10000, 100000), repeats=5, d=3, beta=1.0, tol=1e-10,
+                 min_time=0.05, direct_limit=2.0, seed=0):
+    """Seconds per velocity evaluation by direct and by fast summation (USA, no bias).
+
+    For each n, random unit vectors, the fast kernel of :func:`usaav_edu.models.usa` at
+    ``beta`` with the error bound ``tol``; the direct kernel is timed where
+    :func:`usaav_edu.dynamics.fastsum.estimated_seconds` expects at most ``direct_limit``
+    seconds, and there the measured relative error
+    ``max_i |v_fast_i - v_i| / max_i m_i`` (``m_i = (1/n) sum_j e^{beta <y_i, y_j>}``, the
+    row mass the bound refers to) is given too.
+
+    Parameters
+    ----------
+    n_values : sequence of int
+        Numbers of tokens, >= 2.
+    repeats : int
+        Batches per side (the median is reported).
+    d : int
+        Dimension.
+    beta : float
+        Inverse temperature.
+    tol : float
+        The fast kernel's error bound.
+    min_time : float
+        Least seconds per batch.
+    direct_limit : float
+        Time direct summation only where it is estimated at most this many seconds.
+    seed : int
+        Seed of the tokens.
+
+    Returns
+    -------
+    list of dict
+        One per n: ``n``, ``fast`` (seconds), ``direct`` (seconds, measured or estimated),
+        ``direct_measured`` (bool), ``speedup`` (direct / fast), ``error`` (measured relative
+        error, None where direct was not timed), ``degree``, ``bound``.
+    """
+    model = usa(beta)
+    rows = []
+    for n in n_values:
+        yt = np.ascontiguousarray(uniform(n, d, seed=seed).T)
+        fast = fastsum.fast_kernel(model, np.zeros(n), d, tol)
+        out_fast = np.empty_like(yt)
+        t_fast = float(np.median(batch_times([lambda: fast(yt, out_fast)], repeats, min_time)))
+        estimate = fastsum.estimated_seconds("direct", n, d, beta, tol)
+        measured = estimate <= direct_limit
+        error = None
+        if measured:
+            field = GaugeField(kernel_params(bias=None, beta=beta, linear=False, sa=False))
+            out = np.empty_like(yt)
+            t_direct = float(np.median(batch_times([lambda: field(yt, out)], max(1, min(repeats, 3)),
+                                                   min_time)))
+            _, z = pair_sums(yt, np.ones((1, 1)), False, beta, False)
+            error = float(np.max(np.abs(out_fast - out))) / float(np.max(z) / n)
+        else:
+            t_direct = estimate
+        rows.append({"n": n, "fast": t_fast, "direct": t_direct, "direct_measured": measured,
+                     "speedup": t_direct / t_fast, "error": error, "degree": int(fast.degree),
+                     "bound": float(fast.bound)})
+    return rows
+
+
+def fast_report(n_values=(1000, 10000, 100000), repeats=5, d=3, beta=1.0, tol=1e-10):
+    """Direct against fast summation as printed text, with the crossover n.
+
+    Parameters
+    ----------
+    n_values : sequence of int
+        Numbers of tokens.
+    repeats : int
+        Batches per side.
+    d : int
+        Dimension.
+    beta : float
+        Inverse temperature.
+    tol : float
+        The fast kernel's error bound.
+
+    Returns
+    -------
+    str
+        A table (seconds per evaluation, speed-up, measured error) and the line
+        ``crossover n (cost model): ...``.
+    """
+    rows = fast_measure(n_values, repeats=repeats, d=d, beta=beta, tol=tol)
+    lines = [f"velocity evaluation, d = {d}, beta = {beta:g}, tol = {tol:g} (USA, no bias): "
+             f"direct against fast summation",
+             f"{'n':>7} {'direct s':>12} {'fast s':>10} {'speed-up':>9} {'rel. error':>10} "
+             f"{'degree':>6} {'bound':>9}"]
+    for r in rows:
+        direct = f"{r['direct']:.3e}" + (" " if r["direct_measured"] else "*")
+        error = "-" if r["error"] is None else f"{r['error']:.1e}"
+        lines.append(f"{r['n']:>7} {direct:>12} {r['fast']:>10.3e} {r['speedup']:>9.1f} "
+                     f"{error:>10} {r['degree']:>6} {r['bound']:>9.1e}")
+    if not all(r["direct_measured"] for r in rows):
+        lines.append("* estimated by the cost model (fastsum.estimated_seconds), not timed")
+    lines.append(f"crossover n (cost model): {fastsum.crossover_n(d, beta, tol)}: "
+                 f"summation='auto' sums fast from there on")
     return "\n".join(lines)
 
 

@@ -2,12 +2,20 @@
 
     usaav-edu simulate --model rope --n 64 --d 3 --beta 1 --tau 20 \\
         --seed 0 --out run.npz
+    usaav-edu simulate --model rope --n 100000 --summation fast --summation-tol 1e-10
     usaav-edu bench
 
 ``simulate`` checks every flag, builds a standard experiment
 (``usaav_edu.experiments.setup``), integrates it, writes the Trajectory to
 exactly the path ``--out`` and only then prints a summary; ``bench`` prints the
-right-hand-side throughput (pair interactions per second).
+right-hand-side throughput (pair interactions per second), then the time of one
+velocity evaluation by direct and by fast summation and the estimated crossover n.
+
+``--summation`` picks how the velocity is summed (``simulate``'s ``summation``:
+``auto``, ``direct`` or ``fast``) and ``--summation-tol`` the error bound of fast
+summation (``simulate``'s ``tol``; ``--tol`` is the cluster tolerance of the
+summary).  ``--summation fast`` for an experiment where fast summation does not
+apply is refused before the run, with the reason.
 
 A flag that the chosen experiment does not read (``--omega`` for ``usa``, a
 ``--d`` other than 4 for ``generalized_rope``, ``--rtol`` with RK4, ...) is an
@@ -21,9 +29,13 @@ import sys
 
 from . import _validate as v
 from . import diagnostics, experiments
+from .dynamics.fastsum import fast_applies
 from .solver import IntegrationError, simulate
 
 DEFAULTS = {"d": 3, "beta": 1.0, "omega": 1.0, "prompts": 4, "lam": 1.0}
+SUMMATIONS = ("auto", "direct", "fast")
+FAST_N = (1000, 10000, 100000)
+"""The default token counts of ``bench``'s table of direct against fast summation."""
 # the setup keyword behind each experiment flag
 SETUP_KEYWORD = {"d": "d", "beta": "beta", "omega": "omega", "prompts": "n_prompts", "lam": "lam"}
 
@@ -50,11 +62,19 @@ def _parser():
     s.add_argument("--max-steps", type=int, default=None,
                    help="refuse runs estimated to take more steps than this, >= 1 (default: simulate's cap)")
     s.add_argument("--seed", type=int, default=0, help="seed of the uniform initial state, >= 0")
+    s.add_argument("--summation", choices=SUMMATIONS, default="auto",
+                   help="how the velocity is summed: direct (n^2 pairs), fast (expansion, linear in "
+                        "n) or auto (the one estimated faster; default)")
+    s.add_argument("--summation-tol", type=float, default=None,
+                   help="relative error bound of fast summation, in (0, 1) (default 1e-10)")
     s.add_argument("--tol", type=float, default=1e-3, help="cluster tolerance for the summary, > 0")
     s.add_argument("--out", default=None, help="output file, written to exactly this path (an .npz archive)")
     b = sub.add_parser("bench", help="print right-hand-side throughput (pair interactions per second)")
     b.add_argument("--n", type=int, nargs="+", default=[256, 1024])
     b.add_argument("--repeats", type=int, default=9)
+    b.add_argument("--fast-n", type=int, nargs="+", default=list(FAST_N),
+                   help="token counts of the direct against fast summation table")
+    b.add_argument("--no-fast", action="store_true", help="leave out the fast summation table")
     return p
 
 
@@ -118,6 +138,15 @@ def simulate_settings(a):
         if a.method != "dopri5":
             raise ValueError(f"--{flag} applies to --method dopri5 only (the method is {a.method})")
         solver[flag] = v.real_scalar(f"--{flag}", value, minimum=0.0, strict=True)
+    solver["summation"] = v.choice("--summation", a.summation, SUMMATIONS)
+    if a.summation_tol is not None:
+        if a.summation == "direct":
+            raise ValueError("--summation-tol applies to --summation fast or auto only (the "
+                             "summation is direct)")
+        tol = v.real_scalar("--summation-tol", a.summation_tol, minimum=0.0, strict=True)
+        if not tol < 1.0:
+            raise ValueError(f"--summation-tol must be below 1 (a relative error bound), got {tol:g}")
+        solver["tol"] = tol
     v.real_scalar("--tol", a.tol, minimum=0.0, strict=True)
     out = None if a.out is None else v.output_path("--out", a.out)
     return setup, solver, out
@@ -126,6 +155,11 @@ def simulate_settings(a):
 def _simulate(a, record):
     setup, solver, out = simulate_settings(a)
     model, x0, xi = experiments.setup(a.model, **setup)
+    if solver["summation"] == "fast":
+        reason = fast_applies(model)
+        if reason is not None:
+            raise ValueError(f"--summation fast does not apply to the {a.model} experiment: "
+                             f"{reason}; use --summation direct or auto")
     traj = simulate(model, x0, xi, seed=setup["seed"], progress=True, **solver)
     if out is not None:
         try:
@@ -138,6 +172,11 @@ def _simulate(a, record):
     s = diagnostics.summary(traj, tol=a.tol)
     print(f"model {a.model}  n {traj.n}  d {traj.d}  beta {model.beta:g}  tau {solver['t_max']:g}  "
           f"seed {setup['seed']}  method {traj.method}  rhs evaluations {traj.n_rhs}")
+    if traj.summation == "fast":
+        print(f"summation      fast (degree {traj.degree}, velocity error bound "
+              f"{traj.error_bound:.3g})")
+    else:
+        print("summation      direct")
     print(f"final energy   {s['energy']:.10g}")
     print(f"energy bound   {s['energy_bound']:.10g}")
     print(f"spread         {s['spread']:.3e}")
@@ -146,10 +185,14 @@ def _simulate(a, record):
 
 
 def _bench(a):
-    from .bench import report
+    from .bench import fast_report, report
 
     n_values = [v.integer("--n", n, minimum=1) for n in a.n]
-    print(report(n_values, repeats=v.integer("--repeats", a.repeats, minimum=1)))
+    repeats = v.integer("--repeats", a.repeats, minimum=1)
+    fast_n = [v.integer("--fast-n", n, minimum=2) for n in a.fast_n]
+    print(report(n_values, repeats=repeats), flush=True)
+    if not a.no_fast:
+        print(fast_report(fast_n, repeats=repeats))
 
 
 class _LineTracker:

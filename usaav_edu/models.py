@@ -29,7 +29,8 @@ parameters, once per run.
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from .profiles import profile_from_params
 
 __all__ = [
     "Model", "KernelInput", "IdentityGauge", "RopeGauge", "FrameGauge", "NoBias", "DistanceBias",
-    "CosineBias", "ExpProfile", "LinearProfile", "KernelParams",
+    "CosineBias", "ExpProfile", "LinearProfile", "KernelParams", "BiasFacts",
     "usa", "sa", "rope", "standard_rope", "rope_frequencies", "prefix_gauge", "frames_from_targets",
     "prefix_gauge_from_targets", "distance_bias", "cosine_bias", "require_model",
 ]
@@ -53,6 +54,62 @@ __all__ = [
 NORMALIZATIONS = ("usa", "sa")
 PARAMS_VERSION = 2
 """The layout of :meth:`Model.params`: 2 nests the parts; 1 (flat) is still read."""
+
+
+class BiasFacts(NamedTuple):
+    """What the solver needs to know of a run's bias ``b_ij = b(xi_i, xi_j)``.
+
+    The step size, the stiffness estimate and the energy check read ``max |b_ij|`` and the
+    sign of the entries; :meth:`Model.bias_facts` gives them without the ``n x n`` matrix
+    for the built-in biases.
+
+    Attributes
+    ----------
+    has_bias : bool
+        False for ``b = 1``.
+    max_abs : float
+        ``max_ij |b_ij|`` (at least ``1e-300``; 1 for ``b = 1``).
+    negative : bool
+        True when some ``b_ij < 0`` (or, for the cosine bias without the matrix, may be:
+        borderline cases count as negative).
+    """
+
+    has_bias: bool
+    max_abs: float
+    negative: bool
+
+
+def _cosine_has_negative(omega, xi):
+    """Whether ``cos(omega (xi_i - xi_j)) < 0`` for some pair (see :meth:`Model.bias_facts`).
+
+    The angles ``theta_i = omega xi_i mod 2 pi`` are sorted; they lie in one arc of length
+    ``2 pi - g``, ``g`` the largest gap between neighbours (the gap across ``2 pi`` included),
+    and that arc is at most ``pi / 2`` exactly when no two are more than ``pi / 2`` apart.
+    """
+    xi = np.asarray(xi, dtype=np.float64)
+    if xi.size < 2:
+        return False
+    with np.errstate(over="ignore", invalid="ignore"):
+        angles = omega * xi
+    theta = np.sort(np.mod(angles, 2.0 * np.pi))
+    gaps = np.diff(theta)
+    largest = max(float(gaps.max()) if gaps.size else 0.0, 2.0 * np.pi - (theta[-1] - theta[0]))
+    margin = 1e-9 + 8.0 * np.finfo(np.float64).eps * float(np.max(np.abs(angles)))
+    return bool(2.0 * np.pi - largest > np.pi / 2.0 - margin)
+
+
+def _cosine_bound_factor(omega, xi):
+    """:meth:`Model.bound_factor` of the cosine bias in ``O(n log n)`` (see there)."""
+    xi = np.asarray(xi, dtype=np.float64)
+    n = xi.shape[0]
+    if n == 0:
+        return 1.0
+    centred = xi - np.median(xi)
+    c, s = np.cos(omega * centred), np.sin(omega * centred)
+    if not _cosine_has_negative(omega, centred):
+        return float(np.sum(c) ** 2 + np.sum(s) ** 2) / (n * n)
+    gram = np.array([[c @ c, c @ s], [c @ s, s @ s]])
+    return float(np.linalg.eigvalsh(gram)[-1]) / n
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -348,6 +405,15 @@ class Model:
     def bound_factor(self, xi):
         """``mean(B)`` if ``B >= 0``, else ``lambda_max(B) / n`` (the energy bound's bias factor).
 
+        For the built-in biases no ``n x n`` matrix is formed.  The cosine bias
+        ``B = c c^T + s s^T`` (``c = cos(omega xi)``, ``s = sin(omega xi)``, positions taken
+        from their median, which leaves ``B`` unchanged) takes ``O(n log n)`` time: the sign
+        test of :meth:`bias_facts`, then ``mean(B) = ((sum c)^2 + (sum s)^2) / n^2`` or
+        ``lambda_max`` of the 2 x 2 Gram matrix of ``c`` and ``s`` (at 100,000 positions in
+        a quarter period the bias's own block test would evaluate all ``10^10`` entries).
+        A borderline sign test counts as negative; then ``lambda_max(B) / n >= mean(B)``
+        is still a bound.
+
         Parameters
         ----------
         xi : array_like
@@ -357,14 +423,58 @@ class Model:
         -------
         float
         """
+        if isinstance(self.bias, CosineBias):
+            return _cosine_bound_factor(self.bias.omega, xi)
         if _builtin_bias(self.bias):
             return self.bias.bound_factor(xi)
         from .biases import matrix_bound_factor
 
         return matrix_bound_factor(self.bias_matrix(xi))
 
+    def bias_facts(self, xi, matrix=None):
+        """What the solver needs to know of the bias (:class:`BiasFacts`), without ``n x n``.
+
+        From ``matrix`` when it is given (``max |b_ij|`` and the sign test read its entries);
+        otherwise, for the built-in biases, from their formulas, in ``O(n log n)`` time and
+        ``O(n)`` memory:
+
+        * ``max |b| = 1``: every built-in bias is 1 on the diagonal (``b(xi, xi) = e^0 =
+          cos 0 = 1``) and at most 1 in absolute value elsewhere;
+        * ``b >= 0`` for :class:`NoBias` and :class:`DistanceBias`;
+        * :class:`CosineBias`: ``cos(omega (xi_i - xi_j)) < 0`` for some pair exactly when the
+          angles ``theta_i = omega xi_i mod 2 pi`` do not lie in one arc of length ``pi / 2``
+          (if they all lie within ``pi / 2`` of ``theta_1``, they lie in an arc of length
+          ``pi``, so the shortest arc holding them, ``2 pi`` minus the largest gap between
+          neighbouring sorted angles, is at most the largest circular distance of two of them).
+          A margin for the rounding of ``theta`` counts borderline cases as negative.
+
+        A user-defined bias needs its matrix (built when ``matrix`` is None).
+
+        Parameters
+        ----------
+        xi : ndarray
+            ``(n,)`` checked labels (:meth:`check_labels`), ``n >= 1``.
+        matrix : ndarray or None
+            The ``(n, n)`` bias matrix when it is at hand (None for ``b = 1`` is not meant
+            here: pass nothing instead).
+
+        Returns
+        -------
+        BiasFacts
+        """
+        if matrix is not None:
+            return BiasFacts(True, max(float(np.max(np.abs(matrix))), 1e-300),
+                             bool(np.any(matrix < 0.0)))
+        if isinstance(self.bias, NoBias):
+            return BiasFacts(False, 1.0, False)
+        if isinstance(self.bias, DistanceBias):
+            return BiasFacts(True, 1.0, False)
+        if isinstance(self.bias, CosineBias):
+            return BiasFacts(True, 1.0, _cosine_has_negative(self.bias.omega, xi))
+        return self.bias_facts(xi, self.bias_matrix(xi))
+
     # ------------------------------------------------------------------ the one consultation
-    def kernel(self, x0, xi=None, frozen=None):
+    def kernel(self, x0, xi=None, frozen=None, *, dense_bias=True):
         """Everything a run needs, computed once: labels, gauge coordinates, kernel parameters.
 
         Parameters
@@ -375,6 +485,12 @@ class Model:
             ``(n,)`` labels (see :meth:`check_labels`).
         frozen : array_like of bool or None
             ``(n,)``: tokens that attend but never move.
+        dense_bias : bool
+            True (the default): build the ``(n, n)`` bias matrix and the direct kernel's
+            :class:`KernelParams`.  False: build neither (the run sums by expansion,
+            :mod:`usaav_edu.dynamics.fastsum`, and 100,000 tokens would need 80 GB for the
+            matrix); ``params`` is then None and the bias is described by
+            :meth:`bias_facts` only.  Only the built-in biases allow False.
 
         Returns
         -------
@@ -383,29 +499,45 @@ class Model:
         Raises
         ------
         TypeError, ValueError
-            For bad input (naming the argument or the part).
+            For bad input (naming the argument or the part), or ``dense_bias=False`` with a
+            user-defined bias.
         """
+        if not isinstance(dense_bias, (bool, np.bool_)):
+            raise TypeError(f"dense_bias must be True or False, got {dense_bias!r}")
+        if not dense_bias and not _builtin_bias(self.bias):
+            raise ValueError(f"dense_bias=False needs a built-in bias; model {self.name!r} has "
+                             f"the user-defined bias {self.bias!r}, given by its matrix")
         x = v.points_on_sphere("x0", x0)
         n, d = x.shape
         self.check_dimension(d)
         xi = self.check_labels(xi, n)
-        mobile, frozen_mask = None, None
+        frozen_mask = None
         if frozen is not None:
             fz = np.asarray(frozen)
             if fz.dtype != bool or fz.shape != (n,):
                 raise ValueError(f"frozen must be a boolean array of shape ({n},), got dtype "
                                  f"{fz.dtype}, shape {fz.shape}")
             if fz.any():
-                frozen_mask, mobile = fz.copy(), ~fz
+                frozen_mask = fz.copy()
+        if dense_bias:
+            params, facts = self._dense_params(xi, frozen_mask)
+        else:
+            params, facts = None, self.bias_facts(xi)
+        g = None if _builtin_gauge(self.gauge) else self.gauge_matrices(xi, d)
+        y = self.to_gauge(x, xi) if g is None else apply_matrices(g, x, False)
+        return KernelInput(model=self, x0=x, xi=xi, y0=np.ascontiguousarray(y.T), params=params,
+                           frozen=frozen_mask, matrices=g, facts=facts, dense_bias=bool(dense_bias))
+
+    def _dense_params(self, xi, frozen_mask):
+        """The direct kernel's :class:`KernelParams` (with the dense bias) and the bias facts."""
         bias = self.bias_matrix(xi)
         if bias is not None and self.normalization == "sa" and np.any(bias < 0.0):
             raise ValueError(f"normalization 'sa' needs a non-negative bias (the row sums divide); "
                              f"bias {self.bias!r} has negative entries")
-        g = None if _builtin_gauge(self.gauge) else self.gauge_matrices(xi, d)
-        y = self.to_gauge(x, xi) if g is None else apply_matrices(g, x, False)
+        mobile = None if frozen_mask is None else ~frozen_mask
         params = kernel_params(bias, self.beta, self.linear, self.normalization == "sa", mobile)
-        return KernelInput(model=self, x0=x, xi=xi, y0=np.ascontiguousarray(y.T), params=params,
-                           frozen=frozen_mask, matrices=g)
+        facts = BiasFacts(False, 1.0, False) if bias is None else self.bias_facts(xi, bias)
+        return params, facts
 
     # ------------------------------------------------------------------ provenance
     def params(self):
@@ -564,13 +696,19 @@ class KernelInput:
         ``(n,)`` the checked labels.
     y0 : ndarray
         ``(d, n)`` contiguous gauge coordinates ``G(xi_i) x0_i``, the kernel's state.
-    params : KernelParams
-        Bias matrix, beta, flags of the velocity field.
+    params : KernelParams or None
+        Bias matrix, beta, flags of the direct velocity field; None when the input was built
+        without the dense bias (``dense_bias=False``).
     frozen : ndarray or None
         ``(n,)`` bool, or None when no token is frozen.
     matrices : ndarray or None
         ``(n, d, d)`` gauge matrices of a user gauge (None for the built-in gauges, which
         rotate faster on their own).
+    facts : BiasFacts or None
+        ``max |b|`` and whether some ``b_ij < 0`` (:meth:`Model.bias_facts`); None only for
+        an input built by hand, then read from ``params``.
+    dense_bias : bool
+        Whether ``params`` holds the dense bias (see :meth:`with_dense_bias`).
     """
 
     model: object
@@ -580,6 +718,39 @@ class KernelInput:
     params: KernelParams
     frozen: np.ndarray = None
     matrices: np.ndarray = None
+    facts: "BiasFacts" = None
+    dense_bias: bool = True
+
+    def __post_init__(self):
+        if self.facts is None and self.params is not None:
+            p = self.params
+            facts = (BiasFacts(True, max(float(np.max(np.abs(p.bias))), 1e-300),
+                               bool(np.any(p.bias < 0.0)))
+                     if p.has_bias else BiasFacts(False, 1.0, False))
+            object.__setattr__(self, "facts", facts)
+
+    @property
+    def mobile(self):
+        """``(n,)`` bool of the tokens that move, or None when all move."""
+        return None if self.frozen is None else ~self.frozen
+
+    def with_dense_bias(self):
+        """This input with the dense bias and the direct kernel's parameters (itself if it has them).
+
+        Returns
+        -------
+        KernelInput
+            ``params`` built from the ``(n, n)`` bias matrix, ``facts`` read from it.
+
+        Raises
+        ------
+        ValueError
+            If the SA normalization meets a bias with negative entries.
+        """
+        if self.dense_bias:
+            return self
+        params, facts = self.model._dense_params(self.xi, self.frozen)
+        return replace(self, params=params, facts=facts, dense_bias=True)
 
     @property
     def n(self):
@@ -593,7 +764,16 @@ class KernelInput:
 
     @property
     def bias(self):
-        """The ``(n, n)`` bias matrix, or None for ``b = 1``."""
+        """The ``(n, n)`` bias matrix, or None for ``b = 1``.
+
+        Raises
+        ------
+        ValueError
+            If the input was built without the dense bias (``dense_bias=False``).
+        """
+        if self.params is None:
+            raise ValueError("this kernel input was built with dense_bias=False: it holds no "
+                             "bias matrix (see KernelInput.with_dense_bias)")
         return self.params.bias if self.params.has_bias else None
 
     def to_gauge(self, x):

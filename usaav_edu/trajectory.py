@@ -19,11 +19,15 @@ from .models import Model
 
 MAX_BYTES = 2**30  # default cap of ``load`` on the decompressed size of a file's arrays (1 GiB)
 UNIT_TOL = 1e-9  # rows of a loaded x must have norm 1 within this
+READ_CHUNK = 1 << 24  # bytes read from an archive member at once (16 MB)
 ARRAYS = ("t", "x", "xi", "energy", "frozen", "metadata")
 METADATA = ("model", "method", "dt", "rtol", "atol", "seed", "n_rhs", "version")
-OPTIONAL_METADATA = ("steps_accepted", "steps_rejected")
-"""Metadata written since the step statistics were recorded; older files load without them."""
+OPTIONAL_METADATA = ("steps_accepted", "steps_rejected", "summation", "degree", "error_bound")
+"""Metadata written since the step statistics (and then the summation) were recorded; older
+files load without them (a file without ``summation`` was summed directly)."""
 METHODS = ("rk4", "dopri5")
+SUMMATIONS = ("direct", "fast")
+"""How a run's velocity was summed (see :func:`usaav_edu.simulate`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,6 +63,16 @@ class Trajectory:
         loaded from a file written before they were recorded.
     version
         The usaav_edu version that produced it.
+    summation
+        ``"direct"`` (the ``n^2`` pair sums; also every file written before the summation
+        was recorded) or ``"fast"`` (the truncated expansion of
+        :mod:`usaav_edu.dynamics.fastsum`).
+    degree
+        The degree ``L`` of the expansion (None for direct summation).
+    error_bound
+        The guaranteed bound of the velocity's relative error,
+        ``max_i |v_hat_i - v_i| / max_i m_i`` with the row mass ``m_i`` (the FastKernel's
+        ``bound``; None for direct summation, exact to rounding).
     """
 
     t: np.ndarray
@@ -76,6 +90,9 @@ class Trajectory:
     steps_accepted: int = None
     steps_rejected: int = None
     version: str = ""
+    summation: str = "direct"
+    degree: int = None
+    error_bound: float = None
 
     @property
     def n(self):
@@ -98,12 +115,21 @@ class Trajectory:
         return self.x[-1]
 
     def metadata(self):
-        """The provenance record stored with the arrays."""
+        """The provenance record stored with the arrays.
+
+        Returns
+        -------
+        dict
+            JSON-serializable: the model's parameters, the method and its step or
+            tolerances, the seed, the step statistics, the summation (with the degree and
+            the error bound of fast summation) and the version.
+        """
         return {
             "model": self.model.params(), "method": self.method, "dt": self.dt,
             "rtol": self.rtol, "atol": self.atol, "seed": self.seed,
             "n_rhs": self.n_rhs, "steps_accepted": self.steps_accepted,
             "steps_rejected": self.steps_rejected, "version": self.version,
+            "summation": self.summation, "degree": self.degree, "error_bound": self.error_bound,
         }
 
     def save(self, path):
@@ -172,8 +198,12 @@ class Trajectory:
         keys this version does not know (a file from a newer version) are
         ignored with a warning naming them.  A missing or unreadable file raises
         the ``OSError`` of opening it.  Files written before the step statistics were
-        recorded load with ``steps_accepted = steps_rejected = None``; models written in the
-        flat layout of version 1 are read too (:meth:`usaav_edu.models.Model.from_params`).
+        recorded load with ``steps_accepted = steps_rejected = None``, files written before
+        the summation was recorded as ``summation = "direct"`` (then the only one), with
+        ``degree = error_bound = None``; models written in the flat layout of version 1 are
+        read too (:meth:`usaav_edu.models.Model.from_params`).  The summation is checked
+        with its fields: ``"direct"`` has no degree or bound, ``"fast"`` has both (an
+        integer degree >= 0, a finite bound >= 0).
 
         Parameters
         ----------
@@ -289,12 +319,14 @@ def _read_member(zf, info, key):
             raise _Invalid(f"array {key!r} claims shape {shape} of {dtype} ({nbytes} bytes) but its member holds "
                            f"{info.file_size} bytes")
         buf = bytearray(nbytes)
-        got = fh.readinto(buf) if nbytes else 0
+        view, got = memoryview(buf), 0
         while got < nbytes:
-            more = fh.readinto(memoryview(buf)[got:])
+            # in chunks: a zip member's readinto reads its whole request into a temporary
+            more = fh.readinto(view[got:got + READ_CHUNK])
             if not more:
                 raise _Invalid(f"array {key!r} is truncated")
             got += more
+        view.release()
         if fh.read(1):
             raise _Invalid(f"array {key!r} has data beyond its shape {shape}")
     arr = np.frombuffer(buf, dtype=dtype, count=count)
@@ -326,11 +358,12 @@ def _metadata(arr):
     if meta["seed"] is not None:
         meta["seed"] = v.integer("metadata seed", meta["seed"])
     meta["n_rhs"] = v.integer("metadata n_rhs", meta["n_rhs"], minimum=0)
-    for key in OPTIONAL_METADATA:
+    for key in ("steps_accepted", "steps_rejected"):
         if meta.get(key) is not None:
             meta[key] = v.integer(f"metadata {key}", meta[key], minimum=0)
         else:
             meta[key] = None
+    _summation(meta)
     if not isinstance(meta["version"], str):
         raise _Invalid(f"metadata: version must be a string, got {meta['version']!r}")
     if not isinstance(meta["model"], dict):
@@ -342,6 +375,27 @@ def _metadata(arr):
     return meta
 
 
+def _summation(meta):
+    """Check ``summation``, ``degree`` and ``error_bound`` together (absent: direct summation)."""
+    summation = meta.get("summation")
+    if summation is None:
+        summation = meta["summation"] = "direct"
+    if summation not in SUMMATIONS:
+        raise _Invalid(f"metadata: summation must be one of {list(SUMMATIONS)}, got {summation!r}")
+    degree, bound = meta.get("degree"), meta.get("error_bound")
+    if summation == "direct":
+        if degree is not None or bound is not None:
+            raise _Invalid(f"metadata: a run with direct summation has no degree or error_bound, "
+                           f"got degree {degree!r}, error_bound {bound!r}")
+        meta["degree"] = meta["error_bound"] = None
+        return
+    if degree is None or bound is None:
+        raise _Invalid(f"metadata: a run with fast summation records its degree and error_bound, "
+                       f"got degree {degree!r}, error_bound {bound!r}")
+    meta["degree"] = v.integer("metadata degree", degree, minimum=0)
+    meta["error_bound"] = v.real_scalar("metadata error_bound", bound, minimum=0.0)
+
+
 def _real(key, arr, shape):
     """``arr`` as float64 after checking its dtype (real floating point), shape and finiteness."""
     if arr.dtype.kind != "f":
@@ -350,7 +404,8 @@ def _real(key, arr, shape):
         raise _Invalid(f"array {key!r} must have shape {shape}, got {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise _Invalid(f"array {key!r} must be finite (no NaN or inf)")
-    return arr.astype(np.float64)
+    # the array read from the file is private: no copy unless the dtype or the order differ
+    return np.ascontiguousarray(arr, dtype=np.float64)
 
 
 def _build(cls, arrays, meta):
@@ -361,7 +416,8 @@ def _build(cls, arrays, meta):
         raise _Invalid(f"array 'x' must have shape (F, n, d) with F >= 1, n >= 1, d >= 2, got {x.shape}")
     f, n, d = x.shape
     x = _real("x", x, (f, n, d))
-    err = float(np.max(np.abs(np.linalg.norm(x, axis=2) - 1.0)))
+    # a frame at a time: no temporary as large as x (240 MB at 100,000 tokens and 101 frames)
+    err = max(float(np.max(np.abs(np.linalg.norm(xf, axis=1) - 1.0))) for xf in x)
     if err > UNIT_TOL:
         raise _Invalid(f"array 'x' must hold unit vectors (|x_i| = 1 within {UNIT_TOL:g}); the largest "
                        f"deviation is {err:.3g}")
@@ -384,4 +440,5 @@ def _build(cls, arrays, meta):
     return cls(t=t, x=x, xi=xi, energy=energy, model=model, method=meta["method"], dt=meta["dt"],
                rtol=meta["rtol"], atol=meta["atol"], frozen=frozen.copy() if frozen.any() else None,
                seed=meta["seed"], n_rhs=meta["n_rhs"], steps_accepted=meta["steps_accepted"],
-               steps_rejected=meta["steps_rejected"], version=meta["version"])
+               steps_rejected=meta["steps_rejected"], version=meta["version"],
+               summation=meta["summation"], degree=meta["degree"], error_bound=meta["error_bound"])
