@@ -29,6 +29,7 @@ PERTURBED = {
     "ch06_prefix_gauges": "n, beta, K, seed = 80, 1.5, 3, 2",
     "ch07_spectral": "n, beta, lam, seed = 48, 1.5, 0.5, 2",
     "ch08_experiments": "params = dict(d=3, beta=1.5, omega=1.0, n_prompts=3, seed=2)",
+    "ch09_meanfield": "beta, t_end, seed = 1.5, 0.8, 1",
 }
 
 # a number as a check's message prints it: 1.2e-07, 0.25, 3, 45.0%

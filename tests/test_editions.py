@@ -236,7 +236,8 @@ def test_built_student_edition_has_no_solution_text():
 
 
 PARTS = {"problems_part1.md": ("ch01", "ch02", "ch03"),
-         "problems_part2.md": ("ch04", "ch05", "ch06", "ch07", "ch08")}
+         "problems_part2.md": ("ch04", "ch05", "ch06", "ch07", "ch08"),
+         "problems_part3.md": ("ch09",)}
 LABEL = re.compile(r"```+\{exercise\}[^\n]*\n(?:\s*:[\w-]+:.*\n)*?\s*:label:\s*(\S+)")
 
 
