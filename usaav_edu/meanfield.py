@@ -1060,9 +1060,15 @@ def _w1(cdf, s):
             t[inside] = t_in
         return beta, t
 
+    rise = np.where(fb > fa, fb - fa, 1.0)
+
     def below(c):                      # the length where D < c, i.e. F > beta
-        beta, t = split(c)
-        return float(np.sum(b - (j + t) * h * (beta > fa) - a * (beta <= fa)))
+        # F taken linear on each piece (at most one cell of the fine grid): a cheap bisection
+        # for the median, off by about the curvature of F over a piece, which the Newton steps
+        # below remove with the exact (cubic) F
+        beta = alpha - c
+        cut = np.clip((beta - fa) / rise, 0.0, 1.0)
+        return float(np.sum(length * (1.0 - cut)))
 
     lo, hi = float(np.min(alpha - fb)), float(np.max(alpha - fa))
     for _ in range(60):
@@ -1074,6 +1080,15 @@ def _w1(cdf, s):
         if hi - lo <= 1e-15 * max(1.0, abs(lo)):
             break
     c = 0.5 * (lo + hi)
+    # then Newton steps on the exact length (F cubic), with the linear model's slope
+    for _ in range(4):
+        beta, t = split(c)
+        g = float(np.sum(b - (j + t) * h * (beta > fa) - a * (beta <= fa))) - np.pi
+        inside = (beta > fa) & (beta < fb)
+        slope = float(np.sum(length[inside] / rise[inside]))
+        if abs(g) <= 1e-15 * TWO_PI or slope <= 0.0:
+            break
+        c -= g / slope
     beta, t = split(c)
     theta_star = (j + t) * h
     left = cdf._integral(j, t) - ia    # int_a^theta* F
