@@ -370,3 +370,28 @@ def test_density_plots_draw_what_the_run_holds(tmp_path):
     with pytest.raises(ValueError, match="t must be <="):
         dp.plot_density_curves(run, times=[5.0])
     plt.close("all")
+
+
+def test_particles_by_fast_summation_converge_at_rate_one_over_n():
+    # USA on the circle: quantile samples of n = 10^3, 10^4, 10^5 particles, run with fast
+    # summation, stay within about pi / (2 n) of the density, so W1 falls tenfold per decade
+    m, t_max = 256, 1.0
+    th = mf.grid(m)
+    f0 = smooth(th)
+    density = mf.solve(USA1, f0, t_max, n_frames=2, rtol=1e-10, atol=1e-12).f[-1]
+    w1 = {}
+    for n in (1_000, 10_000, 100_000):
+        angles = mf.sample(f0, n, how="quantile")
+        x0 = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+        run = ue.simulate(USA1, x0, None, t_max, n_frames=2, summation="fast")
+        assert run.summation == "fast" and run.error_bound <= 1e-10, (
+            f"n = {n}: expected a fast run with bound <= 1e-10, got {run.summation}, "
+            f"{run.error_bound}")
+        end = np.arctan2(run.x[-1, :, 1], run.x[-1, :, 0])
+        w1[n] = mf.empirical_distance(end, density)
+    # quantiles stay quantiles under the flow (it keeps the order of the angles), and a
+    # quantile sample is pi / (2 n) from its law in W1; an error of the fast sums or of the
+    # density solver beyond 1e-7 would show at n = 10^5
+    scaled = {n: w1[n] * 2 * n / np.pi for n in w1}
+    assert all(abs(r - 1.0) < 1e-3 for r in scaled.values()), (
+        f"W1 * 2n / pi = {scaled}, not 1 within 1e-3")
