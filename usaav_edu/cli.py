@@ -2,7 +2,8 @@
 
     usaav-edu simulate --model rope --n 64 --d 3 --beta 1 --tau 20 \\
         --seed 0 --out run.npz
-    usaav-edu simulate --model rope --n 100000 --summation fast --summation-tol 1e-10
+    usaav-edu simulate --model rope --n 100000 --summation fast \\
+        --summation-tol 1e-10
     usaav-edu bench
 
 ``simulate`` checks every flag, builds a standard experiment

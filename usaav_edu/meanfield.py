@@ -6,7 +6,8 @@ chapter on the mean-field limit; arXiv:2605.30229).  On the circle, with a token
 over ``[0, 2 pi)``), USA reads ::
 
     d/dt f + d/dtheta (f w[f]) = 0,
-    w[f](theta) = int phi'(cos(s - theta)) sin(s - theta) f(s) ds = d/dtheta (Phi * f)(theta),
+    w[f](theta) = int phi'(cos(s - theta)) sin(s - theta) f(s) ds
+                = d/dtheta (Phi * f)(theta),
 
 with ``Phi(u) = phi(cos u)`` and ``*`` the convolution on the circle: a particle at ``theta``
 moves with the velocity ``w`` that ``n`` particles give it, ``(1/n) sum_j phi'(cos(theta_j -
@@ -24,7 +25,8 @@ token by ``omega xi``; the identity gauge has ``omega = 0``) the conditional den
 ``g_l(psi) = f_l(psi - omega xi_l)`` obey ::
 
     d/dt g_l + d/dpsi (g_l w_l) = 0,
-    w_l(psi) = sum_j rho_j b(xi_l, xi_j) int phi'(cos(s - psi)) sin(s - psi) g_j(s) ds,
+    w_l(psi) = sum_j rho_j b(xi_l, xi_j)
+               int phi'(cos(s - psi)) sin(s - psi) g_j(s) ds,
 
 the limit of ``n_l = rho_l n`` tokens per label (Theorem 4.1 (ch4-thm-conjugacy) of the book:
 in gauge coordinates every model is USA with the weights ``b``).  A token's content angle moves
@@ -53,9 +55,9 @@ error control on the grid values.
 fixed grid resolves only so much.  After every step the solver measures the **tail**, the
 fraction of the L2 norm of ``f`` carried by the top third of its modes ::
 
-    tail = sqrt( sum_{k >= ceil(m/3)} |c_k|^2 / sum_k |c_k|^2 )    (largest over the labels)
+    tail = sqrt( sum_{k >= ceil(m/3)} |c_k|^2 / sum_k |c_k|^2 )
 
-and the least value of ``f`` on the grid.  A tail above ``tail_tol`` or a value below
+(the largest over the labels), and the least value of ``f`` on the grid.  A tail above ``tail_tol`` or a value below
 ``-negative_tol * max f`` means that the density has sharpened beyond what the grid resolves;
 :func:`solve` then raises :class:`UnresolvedError` (which carries the frames computed so far)
 or, with ``on_unresolved="stop"``, returns them with the status ``Status.UNRESOLVED``.
@@ -557,7 +559,8 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
     ::
 
         d/dt f_l + d/dtheta (f_l w_l) = 0,
-        w_l(theta) = sum_j rho_j b(xi_l, xi_j) int phi'(cos(s - psi)) sin(s - psi) g_j(s) ds,
+        w_l(theta) = sum_j rho_j b(xi_l, xi_j)
+                     int phi'(cos(s - psi)) sin(s - psi) g_j(s) ds,
         psi = theta + omega xi_l,   g_j(s) = f_j(s - omega xi_j)
 
     (module docstring; without labels ``L = 1`` and ``rho_1 b = 1``), by the Fourier Galerkin
@@ -768,7 +771,8 @@ def energy(model, f, xi=None, rho=None):
 
     ::
 
-        E = 1/2 sum_lj rho_l rho_j b(xi_l, xi_j) iint phi(cos(s - t)) g_l(s) g_j(t) ds dt
+        E = 1/2 sum_lj rho_l rho_j b(xi_l, xi_j)
+                iint phi(cos(s - t)) g_l(s) g_j(t) ds dt
           = 1/(4 pi) sum_lj rho_l rho_j b_lj sum_k Phi_k Re(c_lk conj(c_jk))
 
     (``g_l`` the gauge densities, ``c_lk`` their Fourier coefficients, ``Phi_k`` those of
@@ -924,7 +928,8 @@ def sample(f, n, how="random", seed=None):
     a grid 4 times finer, cubic Hermite between them) and is inverted by safeguarded Newton
     iterations::
 
-        theta_i = F^{-1}(u_i),   u_i ~ U(0, 1) ("random")  or  u_i = (i + 1/2) / n ("quantile")
+        theta_i = F^{-1}(u_i),
+        u_i ~ U(0, 1) ("random")  or  u_i = (i + 1/2) / n ("quantile")
 
     with ``F(0) = 0`` at ``theta = 0``.
 

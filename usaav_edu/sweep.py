@@ -6,8 +6,8 @@ runs: over seeds, over ``beta``, ``omega``, ``lam``, the number of prompts, ``n`
 keeps the final diagnostics of each run (and, on request, the diagnostics over time) and returns
 them as an ``xarray.Dataset`` with one dimension per grid key::
 
-    ds = ue.sweep("rope", {"beta": [0.5, 1, 2, 4], "seed": range(32)}, t_max=20.0,
-                  store="rope.zarr")
+    grid = {"beta": [0.5, 1, 2, 4], "seed": range(32)}
+    ds = ue.sweep("rope", grid, t_max=20.0, store="rope.zarr")
     ds.spread.mean("seed")                       # one value per beta
 
 Design

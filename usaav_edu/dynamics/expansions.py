@@ -346,7 +346,8 @@ def monomial_tree(d, degree):
     multi-index minus ``e_k``, ``k = var[a]`` the largest coordinate index in ``alpha``), so that
     with the normalized monomials ``f_alpha = sqrt(l! / alpha!) x^alpha`` ::
 
-        f_a = f_parent[a] * x_var[a] * factor[a],    factor[a] = sqrt(l / alpha_k)
+        f_a = f_parent[a] * x_var[a] * factor[a],
+        factor[a] = sqrt(l / alpha_k)
 
     Features are ordered by degree (parents first).
 
@@ -431,7 +432,8 @@ def harmonics_reference(degree, yt):
         Q_0^0 = 1 / sqrt(4 pi),   Q_m^m = sqrt((2m + 1) / (2m)) Q_{m-1}^{m-1},
         Q_{m+1}^m = sqrt(2m + 3) z Q_m^m,
         Q_l^m = a_lm (z Q_{l-1}^m - b_lm Q_{l-2}^m),
-        a_lm = sqrt((4l^2 - 1) / (l^2 - m^2)),  b_lm = sqrt(((l-1)^2 - m^2) / (4 (l-1)^2 - 1))
+        a_lm = sqrt((4l^2 - 1) / (l^2 - m^2)),
+        b_lm = sqrt(((l-1)^2 - m^2) / (4 (l-1)^2 - 1))
 
     and ``Y_l0 = Q_l^0``, ``Y_{l,+m} = sqrt(2) Q_l^m Re (y_1 + i y_2)^m``,
     ``Y_{l,-m} = sqrt(2) Q_l^m Im (y_1 + i y_2)^m``.  (The Condon-Shortley sign is left out:

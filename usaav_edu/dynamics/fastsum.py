@@ -3,8 +3,10 @@
 In gauge coordinates every model of the package is plain USA or SA times a bias
 (:mod:`.rhs`)::
 
-    A_i = sum_j b_ij phi'(<y_i, y_j>) y_j,     Z_i = sum_j b_ij phi'(<y_i, y_j>),
-    v_i = P_{y_i}(A_i / N_i),   N_i = n (USA)  or  Z_i (SA),   v_i = 0 for a frozen token,
+    A_i = sum_j b_ij phi'(<y_i, y_j>) y_j,
+    Z_i = sum_j b_ij phi'(<y_i, y_j>),
+    v_i = P_{y_i}(A_i / N_i),    N_i = n (USA)  or  Z_i (SA),
+    v_i = 0 for a frozen token,
 
 and the energy is ``E = sum_i Z_i / (2 beta n^2)`` (attention, ``phi(s) = e^{beta s} / beta``)
 or ``E = sum_i <y_i, A_i> / (2 n^2)`` (linear profile).  The direct kernel sums ``n^2`` pairs.
@@ -31,7 +33,8 @@ Any other bias (a user-defined matrix) has no such structure: :func:`fast_applie
 The error norm.  The projected velocity vanishes at equilibria, so an error relative to each
 ``|v_i|`` means nothing there; the scale of the field is the row mass ::
 
-    m_i = (1 / N_i) sum_j |b_ij| phi'(<y_i, y_j>),     err = max_i |v^_i - v_i| / max_i m_i,
+    m_i = (1 / N_i) sum_j |b_ij| phi'(<y_i, y_j>),
+    err = max_i |v^_i - v_i| / max_i m_i,
 
 and ``tol`` bounds ``err``.  With ``tau`` the truncation bound of the expansion
 (``|e^{beta s} - K_L(s)| <= tau`` on ``[-1, 1]``) and ``S_i = sum_j |b_ij|``:
@@ -47,7 +50,8 @@ and ``tol`` bounds ``err``.  With ``tau`` the truncation bound of the expansion
 * SA (``b >= 0``).  ``m_i = 1``; with ``|A_i| <= Z_i``, ``|A^_i - A_i| <= tau S_i``,
   ``|Z^_i - Z_i| <= tau S_i`` and ``Z_i >= e^{-|beta|} S_i`` ::
 
-      |A^_i / Z^_i - A_i / Z_i| <= 2 tau S_i / Z^_i <= 2 tau / (e^{-|beta|} - tau).
+      |A^_i / Z^_i - A_i / Z_i| <= 2 tau S_i / Z^_i
+                                <= 2 tau / (e^{-|beta|} - tau).
 
 * The energy, relative to ``E~ = sum_ij |b_ij| e^{beta s_ij} / (2 |beta| n^2)`` (``|E|`` when
   ``b >= 0``): ``|E^ - E| <= tau sum |b| / (2 |beta| n^2)``, so the relative error is at most
@@ -569,9 +573,11 @@ def estimated_seconds(kind, n, d, beta, tol, bias="none"):
 
     ::
 
-        direct:  T0 + n^2 / R(d),             R(d) = 1.5e9 * 4.2 / (d + 1.2)  pairs per second
-        fast:    T0' + s n p (d + 2) c k(bias),  c = 3.3e-10 s,  k = 1 (none), 1.6 (cosine),
-                                                   2.4 (distance),  s = 2 below PARALLEL_MIN_FAST
+        direct:  T0 + n^2 / R(d),
+                 R(d) = 1.5e9 * 4.2 / (d + 1.2) pairs per second
+        fast:    T0' + s n p (d + 2) c k(bias),    c = 3.3e-10 s,
+                 k = 1 (none), 1.6 (cosine), 2.4 (distance),
+                 s = 2 below PARALLEL_MIN_FAST
 
     with ``p`` the rank :class:`FastKernel` chooses for ``beta`` and ``tol`` (USA; ``inf`` when
     ``tol`` is out of reach), ``T0 = 2e-5`` s and ``T0' = 1e-4`` s (the fixed costs of a call),
@@ -1003,8 +1009,10 @@ def block_task(mode, yt, j0, j1, ws, nq, code, degree, tree, coef, ch, dec, mom,
 
         MOMENTS   mom[a, s nq + q] += sum_j f_a(y_j) g_s[q, j]
         SUMS      res[q, j] = sum_s w_s[j] sum_a cm[a, s nq + q] f_a(y_j)
-        FORWARD   res[q, k] = sum_a c_a f_a(y_k) S_k[a, q],   S_k = dec[k] S_{k-1} + f(y_k) g_k
-        BACKWARD  res[q, k] = sum_a c_a f_a(y_k) T_k[a, q],   T_{k-1} = dec[k] (T_k + f(y_k) g_k)
+        FORWARD   res[q, k] = sum_a c_a f_a(y_k) S_k[a, q],
+                  S_k = dec[k] S_{k-1} + f(y_k) g_k
+        BACKWARD  res[q, k] = sum_a c_a f_a(y_k) T_k[a, q],
+                  T_{k-1} = dec[k] (T_k + f(y_k) g_k)
 
     (the scans over tokens sorted by position, ``T_{n-1} = 0``).  One function for the four
     tasks, so that the feature maps are compiled into one caller only.
