@@ -65,8 +65,8 @@ book: venv widget-js
 # unit tests, then the notebooks (nbval), then the book build, then the built pages in a browser
 test: venv widget-js chromium
 	$(PY) tools/check_workflow.py --self-check .github/workflows/*.yml
-	$(PY) -m pytest -q tests --ignore=tests/browser --ignore=tests/test_slides_pdf.py
-	$(PY) -m pytest -q --nbval-lax book/
+	$(PY) -m pytest -q -n auto --dist loadfile tests --ignore=tests/browser --ignore=tests/test_slides_pdf.py
+	$(PY) -m pytest -q -n auto --dist loadfile --nbval-lax book/
 	$(STATIC_PAGE) $(VENV)/bin/jupyter-book build . -W -n --keep-going
 	$(PY) -m pytest -q tests/browser tests/test_slides_pdf.py
 
