@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import _validate as v
+from .dynamics.expansions import scaled_bessel_i
 from .dynamics.fastexp import fexp
 
 #: finest icosphere offered (10 * 4**7 + 2 = 163,842 vertices)
@@ -322,14 +323,6 @@ def sphere_density(x, mesh: SphereMesh, bandwidth: float | None = None, *,
     return norm * _kernel_sums(x, mesh.vertices, kappa, w)
 
 
-def _i0e(kappa: float) -> float:
-    """``exp(-kappa) I_0(kappa) = (1/pi) int_0^pi exp(kappa (cos s - 1)) ds`` by the
-    trapezoidal rule on a periodic integrand (accurate to rounding with enough points)."""
-    m = max(256, 64 * int(math.ceil(math.sqrt(kappa))))
-    s = 2.0 * np.pi * np.arange(m) / m
-    return float(np.mean(np.exp(kappa * (np.cos(s) - 1.0))))
-
-
 def circle_density(x, mesh: SphereMesh, bandwidth: float | None = None, *,
                    weights=None) -> np.ndarray:
     """Kernel density estimate of points of the circle S^1 at the points of a mesh (von Mises).
@@ -340,8 +333,8 @@ def circle_density(x, mesh: SphereMesh, bandwidth: float | None = None, *,
 
     computed as ``exp(kappa (<v, x_i> - 1)) / (2 pi e^{-kappa} I_0(kappa))``; each kernel is the
     von Mises density around ``x_i`` and integrates to 1 over the circle, and so does ``f``.
-    ``e^{-kappa} I_0(kappa) = (1/pi) int_0^pi exp(kappa (cos s - 1)) ds`` is evaluated by the
-    trapezoidal rule (periodic integrand: exact to rounding).  ``weights`` as in
+    ``e^{-kappa} I_0(kappa)`` is the package's scaled Bessel function
+    (:func:`usaav_edu.dynamics.expansions.scaled_bessel_i`).  ``weights`` as in
     ``sphere_density``.
 
     Parameters
@@ -372,5 +365,5 @@ def circle_density(x, mesh: SphereMesh, bandwidth: float | None = None, *,
     x = _points(x, 2, "the circle S^1")
     w = _weights(weights, len(x))
     _, kappa = _kappa(bandwidth, len(x), mesh)
-    norm = 1.0 / (2.0 * math.pi * _i0e(kappa))
+    norm = 1.0 / (2.0 * math.pi * scaled_bessel_i(1, kappa)[0])
     return norm * _kernel_sums(x, mesh.vertices, kappa, w)
