@@ -35,7 +35,7 @@ from . import _checks as c
 from .colors import CYCLIC_STEPS, PLAIN_COLOR, PROMPT_PALETTE, _check_xi, cyclic_color, \
     project_3d
 from .dashboard import live_kernel
-from .player import _BAR_HALF, _BAR_Y, _BAR_Z, BUTTONS_TEXT, LOOPS
+from .player import _BAR_HALF, _BAR_Y, _BAR_Z, BUTTONS_TEXT, LOOPS, _frames_within
 from .scene import SphereView, _legend_html, polyline, subsample
 
 MODES = ("auto", "points", "density")
@@ -88,21 +88,12 @@ def density_frames_for_budget(n_vertices: int, n_faces: int, n_frames: int,
     """
     n_vertices = c.integer("n_vertices", n_vertices, minimum=3)
     n_faces = c.integer("n_faces", n_faces, minimum=1)
-    n_frames = c.integer("n_frames", n_frames, minimum=1)
-    max_bytes = c.integer("max_bytes", max_bytes, minimum=1)
-    if max_frames is not None:
-        max_frames = c.integer("max_frames", max_frames, minimum=2)
     index_bytes = 2 if n_vertices < 65536 else 4
     mesh = 16 * n_vertices + 4 * n_faces * index_bytes
     per_frame = 4 * n_vertices + DENSITY_PER_FRAME
-    k = int((max_bytes - DENSITY_FIXED - mesh) // per_frame)
-    if k < 2:
-        raise ValueError(f"max_bytes={max_bytes} is too small for a mesh of {n_vertices} vertices "
-                         f"(two frames need {DENSITY_FIXED + mesh + 2 * per_frame}); "
-                         f"use a coarser mesh (a lower level)")
-    if max_frames is not None:
-        k = min(k, max_frames)
-    return min(k, n_frames)
+    return _frames_within(DENSITY_FIXED + mesh, per_frame, n_frames, max_bytes, max_frames,
+                         f"a mesh of {n_vertices} vertices",
+                         "; use a coarser mesh (a lower level)")
 
 
 def label_rgb(xi, labels: str) -> np.ndarray:

@@ -74,15 +74,48 @@ def frames_for_budget(n_tokens: int, n_frames: int, max_bytes: int = 900_000,
         When fewer than two frames fit.
     """
     n_tokens = c.integer("n_tokens", n_tokens, minimum=1)
+    fixed = BYTES_FIXED + BYTES_PER_TOKEN * n_tokens
+    per_frame = BYTES_PER_TOKEN_FRAME * (n_tokens + 1)
+    return _frames_within(fixed, per_frame, n_frames, max_bytes, max_frames,
+                         f"{n_tokens} tokens")
+
+
+def _frames_within(fixed, per_frame, n_frames, max_bytes, max_frames, what, advice=""):
+    """``min(k, max_frames, n_frames)`` for the most frames ``k`` with
+    ``fixed + k * per_frame <= max_bytes`` (the budget rule of every view that embeds frames).
+
+    Parameters
+    ----------
+    fixed, per_frame : int
+        Bytes of the view once and per frame.
+    n_frames : int
+        Frames available (checked, >= 1).
+    max_bytes : int
+        The budget (checked, >= 1).
+    max_frames : int or None
+        A cap of the caller's (checked, >= 2).
+    what : str
+        What is drawn, for the message.
+    advice : str
+        Appended to the message.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        When fewer than two frames fit.
+    """
     n_frames = c.integer("n_frames", n_frames, minimum=1)
     max_bytes = c.integer("max_bytes", max_bytes, minimum=1)
     if max_frames is not None:
         max_frames = c.integer("max_frames", max_frames, minimum=2)
-    room = max_bytes - BYTES_FIXED - BYTES_PER_TOKEN * n_tokens
-    k = int(room // (BYTES_PER_TOKEN_FRAME * (n_tokens + 1)))
+    k = int((max_bytes - fixed) // per_frame)
     if k < 2:
-        raise ValueError(f"max_bytes={max_bytes} is too small for {n_tokens} tokens (two frames "
-                         f"need {BYTES_FIXED + BYTES_PER_TOKEN * n_tokens + 2 * BYTES_PER_TOKEN_FRAME * (n_tokens + 1)})")
+        raise ValueError(f"max_bytes={max_bytes} is too small for {what} (two frames need "
+                         f"{fixed + 2 * per_frame}){advice}")
     if max_frames is not None:
         k = min(k, max_frames)
     return min(k, n_frames)
