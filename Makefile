@@ -83,8 +83,9 @@ pdf: book chromium
 	$(PY) tools/print_pdf.py --site _build/html --out _build/pdf
 
 # Every notebook of the book starts with a set-up cell that installs the package where it is missing
-# (Colab, a downloaded chapter); it installs from repository.url in _config.yml when that is set.
-# Run this after changing repository.url: it rewrites the cell in place and changes nothing else.
+# (Colab, a downloaded chapter), only from the source _config.yml pins: repository.url at
+# repository.install_ref (a commit or a release tag); with none pinned it installs nothing and says
+# so.  Run this after changing either: it rewrites the cell in place and changes nothing else.
 setup-cells: venv
 	$(PY) tools/setup_cell.py book/ch*.ipynb book/widgets.ipynb
 

@@ -1,8 +1,10 @@
 """The package and the notebooks run outside the repository.
 
 * The chapters' set-up cell (tools/setup_cell.py): written first, tagged, output-free,
-  idempotent; it does nothing where the package imports, installs it where it does not, and turns
-  on Colab's widget manager under Colab.
+  idempotent; it does nothing where the package imports; where it does not, it installs the package
+  only from a pinned source (the repository at a commit or tag, or a shipped wheel checked by its
+  sha256), never a bare name from a package index, and with no source pinned it stops; it turns on
+  Colab's widget manager under Colab.
 * The repository URL (_config.yml, tools/book_launch.py): a tiny book built with the book's own
   settings has no repository link and no launch buttons while the URL is empty, and has the
   repository link and the Binder, Colab and JupyterHub buttons once it is set.
@@ -16,8 +18,10 @@ from __future__ import annotations
 import ast
 import copy
 import email
+import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,6 +42,8 @@ import setup_cell  # noqa: E402
 
 CHAPTER = "ch03_conditional_dirac"  # a chapter that runs in seconds
 REPO = "https://github.com/someone/usaav-edu"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+PINNED = f"usaav-edu @ git+{REPO}@{COMMIT}"
 
 
 def _nb(cells, minor=5) -> dict:
@@ -57,13 +63,13 @@ def _code(src, id_, outputs=()) -> dict:
 
 def test_setup_cell_keeps_an_older_notebook_valid():
     old = _nb([{"cell_type": "markdown", "metadata": {}, "source": "# A page"}], minor=4)
-    new = setup_cell.with_setup_cell(old, "usaav-edu")
+    new = setup_cell.with_setup_cell(old, PINNED)
     assert new["nbformat_minor"] == 4 and "id" not in new["cells"][0]
     nbformat.validate(nbformat.from_dict(new))
 
 
 def test_every_notebook_of_the_book_begins_with_the_current_setup_cell():
-    spec = setup_cell.install_spec(setup_cell.repository_url(ROOT / "_config.yml"))
+    spec = setup_cell.config_spec(ROOT / "_config.yml")
     for path in sorted((ROOT / "book").glob("*.ipynb")):
         nb = json.loads(path.read_text(encoding="utf-8"))
         assert setup_cell.with_setup_cell(nb, spec) == nb, f"{path.name}: run make setup-cells"
@@ -83,7 +89,7 @@ def chapter_copy(tmp_path) -> Path:
 def test_setup_cell_comes_first_once_and_leaves_the_other_cells_alone(chapter_copy):
     before = json.loads(chapter_copy.read_text())
     others = [c for c in before["cells"] if not setup_cell.is_setup_cell(c)]
-    assert setup_cell.update_notebook(chapter_copy, "usaav-edu")
+    assert setup_cell.update_notebook(chapter_copy, PINNED)
     after = json.loads(chapter_copy.read_text())
     first = after["cells"][0]
     assert first["cell_type"] == "code" and first["id"] == setup_cell.CELL_ID
@@ -99,82 +105,132 @@ def test_setup_cell_comes_first_once_and_leaves_the_other_cells_alone(chapter_co
 
 
 def test_setup_cell_is_idempotent_and_replaced_by_a_new_source(chapter_copy):
-    setup_cell.update_notebook(chapter_copy, "usaav-edu")
+    setup_cell.update_notebook(chapter_copy, "")
     once = chapter_copy.read_bytes()
-    assert not setup_cell.update_notebook(chapter_copy, "usaav-edu")
+    assert not setup_cell.update_notebook(chapter_copy, "")
     assert chapter_copy.read_bytes() == once
+    assert "%pip" not in "".join(json.loads(once)["cells"][0]["source"])
     # a new install source replaces the cell; it never adds a second one
-    assert setup_cell.update_notebook(chapter_copy, setup_cell.install_spec(REPO))
+    assert setup_cell.update_notebook(chapter_copy, PINNED)
     nb = json.loads(chapter_copy.read_text())
     assert sum(setup_cell.is_setup_cell(c) for c in nb["cells"]) == 1
-    assert f"git+{REPO}" in "".join(nb["cells"][0]["source"])
+    assert COMMIT[:12] in "".join(nb["cells"][0]["source"])
     assert len(nb["cells"]) == len(json.loads(once)["cells"])
 
 
-def test_setup_cell_cli_takes_the_source_from_the_config(tmp_path, chapter_copy):
+def test_setup_cell_cli_takes_the_pinned_source_from_the_config(tmp_path, chapter_copy, monkeypatch):
     cfg = tmp_path / "_config.yml"
-    cfg.write_text(yaml.safe_dump({"repository": {"url": REPO + "/"}}))
+    cfg.write_text(yaml.safe_dump({"repository": {"url": REPO + "/", "install_ref": COMMIT}}))
     assert setup_cell.main([str(chapter_copy), "--config", str(cfg)]) == 0
-    src = "".join(json.loads(chapter_copy.read_text())["cells"][0]["source"])
-    assert f'%pip install --quiet "usaav-edu @ git+{REPO}"' in src
-    cfg.write_text(yaml.safe_dump({"repository": {"url": ""}}))
+    magics, _ = _run_cell(chapter_copy, monkeypatch, installed=False, installs=True)
+    assert magics == [("pip", f'install --quiet "{PINNED}"')]
+    # a repository URL alone (for the launch buttons) pins nothing: the cell installs nothing
+    cfg.write_text(yaml.safe_dump({"repository": {"url": REPO, "install_ref": ""}}))
     assert setup_cell.main([str(chapter_copy), "--config", str(cfg)]) == 0
-    src = "".join(json.loads(chapter_copy.read_text())["cells"][0]["source"])
-    assert '%pip install --quiet "usaav-edu"' in src and "git+" not in src
+    with pytest.raises(RuntimeError, match="pins no source"):
+        _run_cell(chapter_copy, monkeypatch, installed=False)
+    # a branch is not a pin
+    cfg.write_text(yaml.safe_dump({"repository": {"url": REPO, "install_ref": "main"}}))
+    with pytest.raises(SystemExit):
+        setup_cell.main([str(chapter_copy), "--config", str(cfg)])
 
 
 def test_setup_cell_writes_in_place_without_leaving_temporary_files(chapter_copy):
-    setup_cell.update_notebook(chapter_copy, "usaav-edu")
+    setup_cell.update_notebook(chapter_copy, PINNED)
     assert sorted(p.name for p in chapter_copy.parent.iterdir()) == [chapter_copy.name]
 
 
 def test_setup_cell_refuses_bad_input(tmp_path):
     with pytest.raises(ValueError, match="spec"):
-        setup_cell.cell_source('usaav-edu"; rm -rf ~; echo "')
-    with pytest.raises(ValueError, match="spec"):
-        setup_cell.cell_source("usaav-edu @ git+https://example.org/$(whoami)")
+        setup_cell.cell_source(f'usaav-edu @ git+{REPO}@{COMMIT}"; rm -rf ~; echo "')
     with pytest.raises(ValueError, match="url"):
-        setup_cell.install_spec("git@github.com:someone/usaav-edu")
+        setup_cell.cell_source(f"usaav-edu @ git+https://example.org/$(whoami)/x@{COMMIT}")
+    with pytest.raises(ValueError, match="url"):
+        setup_cell.install_spec("git@github.com:someone/usaav-edu", COMMIT)
     with pytest.raises(ValueError, match="nbformat 4"):
-        setup_cell.with_setup_cell({"cells": [], "nbformat": 3}, "usaav-edu")
+        setup_cell.with_setup_cell({"cells": [], "nbformat": 3}, PINNED)
     clash = _nb([_code("1", setup_cell.CELL_ID)])
     with pytest.raises(ValueError, match="already has a cell"):
-        setup_cell.with_setup_cell(clash, "usaav-edu")
+        setup_cell.with_setup_cell(clash, PINNED)
     txt = tmp_path / "notes.txt"
     txt.write_text("{}")
     with pytest.raises(ValueError, match=r"\.ipynb"):
-        setup_cell.update_notebook(txt, "usaav-edu")
+        setup_cell.update_notebook(txt, PINNED)
     with pytest.raises(ValueError, match="existing notebook"):
-        setup_cell.update_notebook(tmp_path / "missing.ipynb", "usaav-edu")
+        setup_cell.update_notebook(tmp_path / "missing.ipynb", PINNED)
     broken = tmp_path / "broken.ipynb"
     broken.write_text("{not json")
     with pytest.raises(ValueError, match="not a notebook"):
-        setup_cell.update_notebook(broken, "usaav-edu")
+        setup_cell.update_notebook(broken, PINNED)
     assert broken.read_text() == "{not json"
 
 
+@pytest.mark.parametrize("name", ["usaav-edu", "usaav-edu==0.1.0", "usaav_edu", " usaav-edu "])
+def test_setup_cell_refuses_a_bare_distribution_name(name):
+    # whoever registers the name on a package index would run code in every reader's notebook
+    with pytest.raises(ValueError, match="spec must pin"):
+        setup_cell.cell_source(name)
+    with pytest.raises(ValueError, match="bare name"):
+        setup_cell.source_spec(name)
+
+
+@pytest.mark.parametrize("source", [
+    f"git+{REPO}", f"git+{REPO}@main", f"git+{REPO}@{COMMIT[:7]}", f"git+{REPO}@release/0.1",
+    f"git+{REPO}@HEAD", f"git+{REPO}@1234567", f"git+http://github.com/someone/usaav-edu@{COMMIT}"])
+def test_setup_cell_refuses_an_unpinned_repository(source, chapter_copy):
+    with pytest.raises(ValueError, match="pinned|pin the repository|url must"):
+        setup_cell.source_spec(source)
+    before = chapter_copy.read_bytes()
+    with pytest.raises(SystemExit):
+        setup_cell.main([str(chapter_copy), "--source", source])
+    assert chapter_copy.read_bytes() == before
+
+
+def test_setup_cell_takes_a_pinned_commit_or_tag():
+    assert setup_cell.source_spec(f"git+{REPO}@{COMMIT}") == PINNED
+    assert setup_cell.source_spec(f"git+{REPO}/@v0.1.0") == f"usaav-edu @ git+{REPO}@v0.1.0"
+    assert setup_cell.source_spec(f"git+{REPO}@1.2rc1") == f"usaav-edu @ git+{REPO}@1.2rc1"
+
+
 class _Shell:
-    """Stands in for IPython: records the line magics the cell runs."""
+    """Stands in for IPython: records the line magics the cell runs, after IPython's expansion
+    of ``$name`` from the cell's namespace (as ``InteractiveShell.var_expand`` does)."""
 
     def __init__(self):
         self.magics = []
 
     def run_line_magic(self, name, line):
-        self.magics.append((name, line))
+        from IPython.utils.text import DollarFormatter
+
+        self.magics.append((name, DollarFormatter().vformat(line, [], sys._getframe(1).f_globals)))
 
 
-def _run_cell(spec, monkeypatch, *, installed=True, colab=False):
-    """Run the set-up cell as IPython would (magics transformed); return (magics, colab calls)."""
+def _cell_code(where) -> str:
+    """The set-up cell's code: of a notebook file, or written for a spec."""
+    if isinstance(where, Path):
+        cells = json.loads(where.read_text(encoding="utf-8"))["cells"]
+        return "".join(next(c for c in cells if setup_cell.is_setup_cell(c))["source"])
+    return setup_cell.cell_source(where)
+
+
+def _run_cell(where, monkeypatch, *, installed=True, colab=False, installs=False, shell=None):
+    """Run the set-up cell as IPython would (magics transformed); return (magics, colab calls).
+
+    ``installed``: whether the package imports before the cell runs; ``installs``: whether the
+    (recorded, not run) pip install makes it importable; ``shell`` keeps the record when the
+    cell raises.
+    """
     from IPython.core.inputtransformer2 import TransformerManager
     import importlib.util
 
-    code = TransformerManager().transform_cell(setup_cell.cell_source(spec))
-    shell = _Shell()
+    code = TransformerManager().transform_cell(_cell_code(where))
+    shell = _Shell() if shell is None else shell
     enabled = []
     if not installed:
         real = importlib.util.find_spec
         monkeypatch.setattr(importlib.util, "find_spec",
-                            lambda name, *a: None if name == "usaav_edu" else real(name, *a))
+                            lambda name, *a: (real(name, *a) if installs and shell.magics else None)
+                            if name == "usaav_edu" else real(name, *a))
     if colab:
         google = types.ModuleType("google")
         colab_mod = types.ModuleType("google.colab")
@@ -189,20 +245,77 @@ def _run_cell(spec, monkeypatch, *, installed=True, colab=False):
 
 
 def test_setup_cell_does_nothing_where_the_package_imports(monkeypatch):
-    magics, enabled = _run_cell(setup_cell.install_spec(REPO), monkeypatch)
-    assert magics == [] and enabled == []
+    for spec in (PINNED, ""):
+        magics, enabled = _run_cell(spec, monkeypatch)
+        assert magics == [] and enabled == []
 
 
-def test_setup_cell_installs_the_package_where_it_is_missing(monkeypatch):
-    magics, enabled = _run_cell(setup_cell.install_spec(REPO), monkeypatch, installed=False)
-    assert magics == [("pip", f'install --quiet "usaav-edu @ git+{REPO}"')]
+def test_setup_cell_installs_exactly_the_pinned_commit_where_the_package_is_missing(monkeypatch):
+    magics, enabled = _run_cell(PINNED, monkeypatch, installed=False, installs=True)
+    assert magics == [("pip", f'install --quiet "usaav-edu @ git+{REPO}@{COMMIT}"')]
     assert enabled == []
 
 
+def test_setup_cell_stops_when_the_pinned_install_fails(monkeypatch):
+    # %pip does not raise when pip fails: the cell checks that the package now imports
+    with pytest.raises(RuntimeError, match="did not install from usaav-edu @ git"):
+        _run_cell(PINNED, monkeypatch, installed=False, installs=False)
+
+
+def test_setup_cell_with_no_source_stops_without_installing(monkeypatch):
+    shell = _Shell()
+    with pytest.raises(RuntimeError, match="pins no source.*installs nothing") as e:
+        _run_cell("", monkeypatch, installed=False, installs=True, shell=shell)
+    assert shell.magics == []
+    assert "repository.install_ref" in str(e.value) and "book's environment" in str(e.value)
+    assert "pip" not in setup_cell.cell_source("")
+
+
+def test_setup_cell_installs_a_shipped_wheel_checked_by_its_sha256(tmp_path, monkeypatch):
+    wheel = tmp_path / "usaav_edu-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"not really a wheel, but bytes with a hash")
+    url = "https://someone.github.io/usaav-edu/usaav_edu-0.1.0-py3-none-any.whl"
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    spec = setup_cell.source_spec(str(wheel), url)
+    assert spec == f"usaav-edu @ {url}#sha256={digest}"
+    code = setup_cell.cell_source(spec)
+    assert "usaav-edu 0.1.0" in code and digest[:32] in code and digest[32:] in code
+    magics, _ = _run_cell(spec, monkeypatch, installed=False, installs=True)
+    assert magics == [("pip", f'install --quiet "{spec}"')]
+    with pytest.raises(ValueError, match="wheel_url"):
+        setup_cell.source_spec(str(wheel))
+    with pytest.raises(ValueError, match="wheel_url"):
+        setup_cell.source_spec(str(wheel), url.replace("0.1.0", "0.2.0"))
+    with pytest.raises(ValueError, match="spec must pin"):
+        setup_cell.cell_source(f"usaav-edu @ {url}")  # no sha256
+    other = tmp_path / "numpy-2.0.0-py3-none-any.whl"
+    other.write_bytes(b"x")
+    with pytest.raises(ValueError, match="usaav_edu wheel"):
+        setup_cell.source_spec(str(other), url)
+
+
 def test_setup_cell_turns_on_colab_widget_manager(monkeypatch):
-    magics, enabled = _run_cell("usaav-edu", monkeypatch, installed=False, colab=True)
-    assert magics == [("pip", 'install --quiet "usaav-edu"')]
+    magics, enabled = _run_cell(PINNED, monkeypatch, installed=False, colab=True, installs=True)
+    assert magics == [("pip", f'install --quiet "{PINNED}"')]
     assert enabled == [1]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "book").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_no_notebook_set_up_cell_installs_a_bare_name(path, monkeypatch):
+    """Run each notebook's own set-up cell where the package is missing: it installs only a pinned
+    repository or a hash-checked wheel, or stops without installing anything."""
+    code = _cell_code(path)
+    assert not re.search(r"pip\s+install[^\n]*[\"' ]usaav[-_]edu[\"'\s]*$", code, re.M)
+    shell = _Shell()
+    try:
+        _run_cell(path, monkeypatch, installed=False, installs=True, shell=shell)
+    except RuntimeError as e:
+        assert "pins no source" in str(e) and shell.magics == []
+    for name, line in shell.magics:
+        assert name == "pip"
+        requirement = line.removeprefix("install --quiet ").strip('"')
+        assert setup_cell.GIT_SPEC.match(requirement) or setup_cell.WHEEL_SPEC.match(requirement)
+        setup_cell.cell_source(requirement)  # the tool's check of the pin
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,7 +367,7 @@ def tiny_book(tmp_path_factory) -> Path:
     (root / "book" / "intro.md").write_text("# Tiny book\n\nHello.\n")
     nb = setup_cell.with_setup_cell(_nb([
         {"cell_type": "markdown", "id": "m0", "metadata": {}, "source": "# A chapter\n\nText.\n"},
-        _code("1 + 1", "c0")]), "usaav-edu")
+        _code("1 + 1", "c0")]), "")
     (root / "book" / "nb.ipynb").write_text(setup_cell.dumps(nb))
     cfg = _book_config()
     ext = {name: str((ROOT / path).resolve()) for name, path in cfg["sphinx"]["local_extensions"].items()}
@@ -460,7 +573,7 @@ def test_a_downloaded_chapter_runs_top_to_bottom_in_the_fresh_environment(fresh_
     # the chapter starts with its set-up cell (written here if the chapter has none yet): in a real
     # kernel where the package is installed it must run and do nothing
     if not any(setup_cell.is_setup_cell(c) for c in json.loads(nb.read_text())["cells"]):
-        setup_cell.update_notebook(nb, setup_cell.install_spec(REPO))
+        setup_cell.update_notebook(nb, PINNED)
     # executes every cell, stops at the first error; then reports where the kernel found the package
     run = ("import sys, nbformat, nbclient\n"
            "nb = nbformat.read(sys.argv[1], as_version=4)\n"

@@ -1,25 +1,37 @@
 """Write the set-up cell at the top of the book's notebooks, so that each runs anywhere.
 
 A chapter downloaded from the book, or opened from a launch button on Colab or Binder, starts with
-this cell.  It installs the ``usaav_edu`` package when the package cannot be imported and, under
-Colab, turns on Colab's custom widget manager (the 3-D spheres are pythreejs widgets, which Colab
-shows only through it).  Where the package is installed already (the book build, ``make lab``,
-Binder) the cell does nothing.
+this cell.  Where the ``usaav_edu`` package cannot be imported, it installs the package from the
+one source the book pins, and from nowhere else; under Colab it turns on Colab's custom widget
+manager (the 3-D spheres are pythreejs widgets, which Colab shows only through it).  Where the
+package is installed already (the book build, ``make lab``, Binder) the cell does nothing.
 
 The cell is tagged ``remove-cell`` (the built pages leave it out; the downloadable notebook keeps
 it) and ``usaav-edu-setup``, the tag by which this tool finds it again: running the tool twice
 gives the same file, and a changed install source replaces the old cell rather than adding one.
 
-The package is installed from the repository named by ``repository.url`` in ``_config.yml``
-(``pip install "usaav-edu @ git+<url>"``) when that is set, else by its distribution name
-``usaav-edu``; ``--source`` overrides both.
+The install source is pinned, never a bare distribution name (whoever registered that name on a
+package index would run code in every reader's notebook).  It is one of
+
+* the repository at a commit or a release tag: ``repository.url`` and ``repository.install_ref``
+  in ``_config.yml`` (a 40-hex commit, or a tag such as ``v0.1.0``), which the cell installs as
+  ``usaav-edu @ git+<url>@<ref>``; or ``--source git+https://<host>/<owner>/<repo>@<ref>``;
+* a wheel the book's site ships: ``--source <path of the .whl>`` with ``--wheel-url <the https
+  address the site serves it at>``; the cell names the wheel's version and sha256, and pip checks
+  the sha256 (``#sha256=`` on the address) before it installs.
+
+With neither, the cell installs nothing: where the package is missing it stops with a message that
+says how to get it.  A branch (``@main``), an abbreviated commit or an unpinned URL is refused.
 
     python tools/setup_cell.py book/ch01_particles.ipynb book/ch02_metastability.ipynb
-    python tools/setup_cell.py --source "usaav-edu==0.1.0" book/ch*.ipynb
+    python tools/setup_cell.py --source "git+https://github.com/<owner>/usaav-edu@v0.1.0" book/ch*.ipynb
+    python tools/setup_cell.py --source dist/usaav_edu-0.1.0-py3-none-any.whl \\
+        --wheel-url https://<owner>.github.io/usaav-edu/usaav_edu-0.1.0-py3-none-any.whl book/ch*.ipynb
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -34,57 +46,209 @@ TAG = "usaav-edu-setup"
 TAGS = ["remove-cell", TAG]
 CELL_ID = "usaav-edu-setup"
 DISTRIBUTION = "usaav-edu"
-# a pip requirement: a name with an optional version, or "name @ url"; nothing a shell would expand
-# inside double quotes
-SPEC_FORM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\s*(==|>=|<=|~=|!=|>|<)\s*[A-Za-z0-9.*+!-]+)?"
-                       r"(\s*@\s*(git\+)?https://[A-Za-z0-9._~:/@%+#=-]+)?$")
+# a repository address, https://<host>/<owner>/<repository>: nothing a shell would expand
+REPO_FORM = re.compile(r"^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~-]+){2,}$")
+# a pin that names one tree: a full commit, or a release tag (v1, v1.2.3, 0.1, 0.1.0rc1).  A
+# branch name, an abbreviated commit (1234567 too: a tag without v needs a dot) or any other ref
+# can move or be ambiguous, and is refused.
+REF_FORM = re.compile(r"^([0-9a-f]{40}|(v[0-9]+|[0-9]+\.[0-9]+)(\.[0-9]+)*([.-]?(a|b|rc|post|dev)[0-9]+)*)$")
+COMMIT_FORM = re.compile(r"^[0-9a-f]{40}$")
+SHA256_FORM = re.compile(r"^[0-9a-f]{64}$")
+# a wheel's file name (PEP 427): usaav_edu-<version>(-<build>)-<python>-<abi>-<platform>.whl
+WHEEL_NAME = re.compile(r"^usaav_edu-(?P<version>[0-9][A-Za-z0-9.+!]*)(-[0-9][A-Za-z0-9_.]*)?"
+                        r"-[A-Za-z0-9_.]+-[A-Za-z0-9_.]+-[A-Za-z0-9_.]+\.whl$")
+WHEEL_URL = re.compile(r"^https://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~%+-]+)+\.whl$")
+# what the cell gives to pip: the repository at a pinned ref, or a shipped wheel with its sha256
+GIT_SPEC = re.compile(r"^usaav-edu @ git\+(?P<url>https://[^@\s]+)@(?P<ref>[^@/\s]+)$")
+WHEEL_SPEC = re.compile(r"^usaav-edu @ (?P<url>https://[^#\s]+)#sha256=(?P<sha256>\S+)$")
 
-TEMPLATE = '''\
+HEADER = """\
 # Set-up: run this first outside the book's own environment (Colab,
 # Binder, any Jupyter).  It installs the usaav_edu package if it is
-# missing and, on Colab, turns on the widget manager that the 3-D spheres
-# need.  Where the package is installed already, it does nothing.
+# missing, from the one source this book pins, and, on Colab, turns on
+# the widget manager that the 3-D spheres need.  Where the package is
+# installed already, it does nothing.
 import importlib
 import importlib.util
 import sys
 
+"""
+
+INSTALL = """\
+{what}
+SOURCE = ({lines})
 if importlib.util.find_spec("usaav_edu") is None:
-    %pip install --quiet {spec}
+    %pip install --quiet "$SOURCE"
     importlib.invalidate_caches()
+    if importlib.util.find_spec("usaav_edu") is None:
+        raise RuntimeError("usaav_edu did not install from " + SOURCE
+                           + " (pip says why above)")
+"""
+
+NO_SOURCE = """\
+# This copy of the book pins no source to install the package from.
+if importlib.util.find_spec("usaav_edu") is None:
+    raise RuntimeError(
+        "usaav_edu is not installed, and this notebook pins no source to "
+        "install it from, so it installs nothing.  Run the notebook in the "
+        "book's environment (make lab, or Binder), or install usaav-edu "
+        "from a commit of its repository you trust; or, in the book's "
+        "sources, set repository.url and repository.install_ref in "
+        "_config.yml and run make setup-cells.")
+"""
+
+COLAB = """\
 if "google.colab" in sys.modules:
     from google.colab import output
-    output.enable_custom_widget_manager()'''
+    output.enable_custom_widget_manager()"""
+
+
+def _config_string(config_path: Path, section: str, key: str) -> str:
+    config = yaml.safe_load(Path(config_path).read_text(encoding="utf-8")) or {}
+    part = config.get(section) or {} if isinstance(config, dict) else None
+    if not isinstance(part, dict):
+        raise ValueError(f"{config_path}: {section!r} must be a mapping, got {type(part).__name__}")
+    value = part.get(key) or ""
+    if not isinstance(value, str):
+        raise ValueError(f"{config_path}: {section}.{key} must be a string, "
+                         f"got {type(value).__name__}")
+    return value.strip()
 
 
 def repository_url(config_path: Path) -> str:
     """``repository.url`` of a Jupyter Book configuration, '' when it is not set."""
-    config = yaml.safe_load(Path(config_path).read_text(encoding="utf-8")) or {}
-    repo = config.get("repository") or {}
-    if not isinstance(repo, dict):
-        raise ValueError(f"{config_path}: 'repository' must be a mapping, got {type(repo).__name__}")
-    url = repo.get("url") or ""
-    if not isinstance(url, str):
-        raise ValueError(f"{config_path}: repository.url must be a string, got {type(url).__name__}")
-    return url.strip().rstrip("/")
+    return _config_string(config_path, "repository", "url").rstrip("/")
 
 
-def install_spec(url: str = "") -> str:
-    """What the cell gives to pip: ``usaav-edu @ git+<url>`` for a repository URL, else ``usaav-edu``."""
-    if not isinstance(url, str):
-        raise TypeError(f"url must be a string, got {type(url).__name__}")
+def install_ref(config_path: Path) -> str:
+    """``repository.install_ref``, the commit or tag the set-up cell installs; '' when unset."""
+    return _config_string(config_path, "repository", "install_ref")
+
+
+def install_spec(url: str, ref: str) -> str:
+    """What the cell gives to pip for the repository ``url`` at ``ref``: ``usaav-edu @ git+<url>@<ref>``.
+
+    ``ref`` must pin one tree: a 40-hex commit or a release tag.  A URL without it, or with a
+    branch or an abbreviated commit, is refused.
+    """
+    if not isinstance(url, str) or not isinstance(ref, str):
+        raise TypeError(f"url and ref must be strings, got {type(url).__name__} and "
+                        f"{type(ref).__name__}")
+    url, ref = url.strip().rstrip("/"), ref.strip()
+    if not REPO_FORM.match(url):
+        raise ValueError(f"url must be an https:// repository URL "
+                         f"(https://<host>/<owner>/<repository>), got {url!r}")
+    if not ref:
+        raise ValueError(f"url {url!r} is not pinned: without a commit or tag it installs whatever "
+                         f"its branch holds; give ref, a 40-hex commit or a release tag")
+    if not REF_FORM.match(ref):
+        raise ValueError(f"ref must pin the repository at a 40-hex commit or a release tag such as "
+                         f"v0.1.0 (a branch or an abbreviated commit can move), got {ref!r}")
+    return f"{DISTRIBUTION} @ git+{url}@{ref}"
+
+
+def config_spec(config_path: Path) -> str:
+    """The install source ``_config.yml`` pins: ``repository.url`` at ``repository.install_ref``.
+
+    '' while ``install_ref`` is unset: a repository URL alone (it turns on the launch buttons)
+    pins nothing, and the cell then installs nothing.
+    """
+    ref = install_ref(config_path)
+    if not ref:
+        return ""
+    url = repository_url(config_path)
     if not url:
-        return DISTRIBUTION
-    if not url.startswith("https://"):
-        raise ValueError(f"url must be an https:// repository URL, got {url!r}")
-    return f"{DISTRIBUTION} @ git+{url}"
+        raise ValueError(f"{config_path}: repository.install_ref {ref!r} needs repository.url, "
+                         f"the repository it is a commit or tag of")
+    return install_spec(url, ref)
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def wheel_spec(path: Path, url: str) -> str:
+    """``usaav-edu @ <url>#sha256=<sha256 of the wheel at path>``: the shipped wheel, hash-checked.
+
+    ``url`` is the https address the book's site serves the wheel at; it ends in the wheel's name.
+    """
+    path = Path(path)
+    if not WHEEL_NAME.match(path.name):
+        raise ValueError(f"source must be a usaav_edu wheel (usaav_edu-<version>-...-<platform>.whl), "
+                         f"got {str(path)!r}")
+    if not path.is_file():
+        raise ValueError(f"source: no wheel at {str(path)!r}")
+    if not isinstance(url, str) or not WHEEL_URL.match(url) or url.rsplit("/", 1)[1] != path.name:
+        raise ValueError(f"wheel_url must be the https address the site serves {path.name} at "
+                         f"(ending in /{path.name}), got {url!r}")
+    return f"{DISTRIBUTION} @ {url}#sha256={sha256_of(path)}"
+
+
+def source_spec(source: str, wheel_url: str | None = None) -> str:
+    """The pip requirement for ``--source``: a pinned ``git+https`` URL, or a local wheel's path.
+
+    A bare distribution name (``usaav-edu``, ``usaav-edu==0.1.0``) is refused: it installs
+    whatever a package index serves under that name.
+    """
+    if not isinstance(source, str) or not source.strip():
+        raise ValueError(f"source must be a git+https URL pinned to a commit or tag, or the path of "
+                         f"a wheel, got {source!r}")
+    source = source.strip()
+    if source.startswith("git+"):
+        url, sep, ref = source[len("git+"):].rpartition("@")
+        if not sep or "/" in ref:  # no @ after the address: unpinned
+            url, ref = source[len("git+"):], ""
+        return install_spec(url, ref)
+    if source.endswith(".whl"):
+        if not wheel_url:
+            raise ValueError(f"source {source!r} is a wheel: give wheel_url, the https address the "
+                             f"book's site serves it at")
+        return wheel_spec(Path(source), wheel_url)
+    raise ValueError(f"source must be a git+https URL pinned to a commit or tag "
+                     f"(git+https://github.com/<owner>/usaav-edu@<commit or tag>) or the path of a "
+                     f"usaav_edu wheel, got {source!r}: a bare name installs whatever a package "
+                     f"index serves under it")
+
+
+def _literals(spec: str, width: int = 56) -> str:
+    """``spec`` as adjacent Python string literals of at most ``width`` characters each."""
+    parts = [spec[i:i + width] for i in range(0, len(spec), width)]
+    return "\n          ".join(f'"{p}"' for p in parts)
 
 
 def cell_source(spec: str) -> str:
-    """The set-up cell's code, installing ``spec`` (a pip requirement) when the package is missing."""
-    if not isinstance(spec, str) or not SPEC_FORM.match(spec.strip()):
-        raise ValueError(f"spec must be a pip requirement such as 'usaav-edu' or "
-                         f"'usaav-edu @ git+https://...', got {spec!r}")
-    return TEMPLATE.format(spec=f'"{spec.strip()}"')
+    """The set-up cell's code: where the package is missing, install ``spec``, or stop if ''.
+
+    ``spec`` is ``usaav-edu @ git+<url>@<commit or tag>`` or ``usaav-edu @ <wheel url>#sha256=<hex>``;
+    '' pins nothing: the cell installs nothing and, where the package is missing, raises.
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"spec must be a string, got {type(spec).__name__}")
+    spec = spec.strip()
+    if not spec:
+        return HEADER + NO_SOURCE + COLAB
+    git, wheel = GIT_SPEC.match(spec), WHEEL_SPEC.match(spec)
+    if git:
+        install_spec(git["url"], git["ref"])  # checks the address and the pin
+        ref = git["ref"]
+        what = (f"# The package's source: its repository at commit {ref[:12]}."
+                if COMMIT_FORM.match(ref) else
+                f"# The package's source: its repository at the tag {ref}.")
+    elif (wheel and WHEEL_URL.match(wheel["url"]) and SHA256_FORM.match(wheel["sha256"])
+          and WHEEL_NAME.match(wheel["url"].rsplit("/", 1)[1])):
+        version = WHEEL_NAME.match(wheel["url"].rsplit("/", 1)[1])["version"]
+        what = (f"# The package's source: the wheel of usaav-edu {version} that the book's\n"
+                f"# site ships, sha256 {wheel['sha256'][:32]}\n"
+                f"# {wheel['sha256'][32:]} (pip checks it before it installs).")
+    else:
+        raise ValueError(f"spec must pin the package's source, 'usaav-edu @ git+https://...@<commit "
+                         f"or tag>' or 'usaav-edu @ https://.../<wheel>.whl#sha256=<hex>', got "
+                         f"{spec!r}")
+    return HEADER + INSTALL.format(what=what, lines=_literals(spec)) + COLAB
 
 
 def setup_cell(spec: str) -> dict:
@@ -162,15 +326,28 @@ def update_notebook(path: Path, spec: str) -> bool:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("notebooks", nargs="+", type=Path, help="notebooks to update in place")
-    ap.add_argument("--source", help="pip requirement to install (default: from repository.url in "
-                                     "--config, else the distribution name usaav-edu)")
+    ap.add_argument("--source", help="where the cell installs the package from: a git+https URL "
+                                     "pinned to a 40-hex commit or a release tag, or the path of a "
+                                     "usaav_edu wheel the site ships (default: repository.url at "
+                                     "repository.install_ref in --config; neither: install nothing)")
+    ap.add_argument("--wheel-url", help="with a wheel as --source: the https address the book's "
+                                        "site serves it at")
     ap.add_argument("--config", type=Path, default=ROOT / "_config.yml",
                     help="the book's _config.yml (default: %(default)s)")
     args = ap.parse_args(argv)
-    spec = args.source if args.source is not None else install_spec(repository_url(args.config))
+    try:
+        if args.source is not None:
+            spec = source_spec(args.source, args.wheel_url)
+        elif args.wheel_url is not None:
+            raise ValueError("--wheel-url needs a wheel as --source")
+        else:
+            spec = config_spec(args.config)
+    except ValueError as e:
+        ap.error(str(e))
     for path in args.notebooks:
         changed = update_notebook(path, spec)
-        print(f"{path}: {'set-up cell written' if changed else 'unchanged'} (installs {spec})")
+        what = f"installs {spec}" if spec else "no source pinned: installs nothing"
+        print(f"{path}: {'set-up cell written' if changed else 'unchanged'} ({what})")
     return 0
 
 
