@@ -4,9 +4,10 @@ For each page of ``_build/html`` (the book's pages, the index, the search page a
 index; whatever the table of contents adds is checked too): no uncaught exception, no console
 error (pages.HARMLESS is empty), no console warning outside the narrow list of harmless ones
 (pages.HARMLESS_WARNINGS, each tied to the script it comes from), no request that leaves
-file://, and every link, script, style sheet and picture of the page points to a file of the
-site.  When the book is built with a base URL (``html.baseurl``, or ``USAAV_BOOK_BASEURL`` as in
-the publishing workflow), links must still be relative: only the canonical link may name it.
+file://, no formula MathJax fails on (an error node, or its "Math input error"), and every
+link, script, style sheet and picture of the page points to a file of the site.  When the book
+is built with a base URL (``html.baseurl``, or ``USAAV_BOOK_BASEURL`` as in the publishing
+workflow), links must still be relative: only the canonical link may name it.
 
 One browser context opens the pages one after the other.  A page with widgets is given time to
 draw its spheres, and a page with math waits for MathJax, so that their errors are seen too.
@@ -54,6 +55,28 @@ async (ms) => {
   return await Promise.race([MathJax.startup.promise.then(() => true), timeout]);
 }
 """
+
+#: what MathJax could not typeset: its error nodes, a TeX error ("Missing superscript or
+#: subscript argument", shown and named in data-mjx-error) or its "Math input error" (a formula
+#: its parser fails on, e.g. one with a control character; data-mjx-error holds the exception).
+#: Run after MATH_DONE.
+MATH_ERRORS = """
+() => {
+  const found = Array.from(document.querySelectorAll('mjx-merror')).map((e) => {
+    const shown = e.textContent.trim(), why = (e.getAttribute('data-mjx-error') || '').trim();
+    return 'MathJax error: ' + shown + (why && why !== shown ? ' (' + why + ')' : '');
+  });
+  const text = document.body ? document.body.innerText : '';
+  if (text.includes('Math input error') && !found.some((f) => f.includes('Math input error')))
+    found.push('MathJax error: Math input error');
+  return found;
+}
+"""
+
+
+def math_errors(page) -> list[str]:
+    """The formulas MathJax failed on in the open page, once it has typeset (MATH_DONE)."""
+    return page.evaluate(MATH_ERRORS)
 
 
 class ConsoleLog:
@@ -159,12 +182,14 @@ def test_page_console_is_clean_and_links_stay_in_the_site(site_page, html):
     page.evaluate(MATH_DONE, MATH_TIMEOUT_MS)
     page.wait_for_timeout(SETTLE_MS)
     refs = page.evaluate(REFERENCES)
+    bad_math = math_errors(page)
     shown = Path(unquote(urlsplit(page.url).path)).relative_to(SITE).as_posix()
     page.goto("about:blank")  # stops the page's timers: nothing it does later counts elsewhere
 
     problems = problems_in(log.messages)
     problems += [f"request left file:// (not offline): {u}" for u in log.outside]
     problems += broken_references(refs, shown)
+    problems += bad_math
     assert not problems, f"{html.relative_to(SITE)}:\n  " + "\n  ".join(problems)
 
 
