@@ -218,6 +218,22 @@ def test_density_view_fits_its_budget(level, max_bytes):
                                             max_bytes)
 
 
+def test_a_live_kernel_draws_a_coarser_mesh_where_the_finer_one_does_not_fit():
+    # two frames on the level-5 icosphere need 90,000 + 327,712 + 2 * 44,468 = 506,648 bytes
+    traj = cloud(500, frames=40)
+    view = W.DensityView(traj, mode="density", level=5, max_bytes=300_000, live=True)
+    assert view.level == 4 and len(view.mesh.vertices) == 2562
+    assert W.embedded_state_bytes(view) < 300_000
+    assert view.budget_note == ("max_bytes=300000 holds the density on a mesh of level 4, not "
+                                "5: the view draws that (raise max_bytes for the finer mesh)")
+    assert view.budget_note in view.caption.value
+    with pytest.raises(ValueError, match=r"max_bytes=300000 is too small for a mesh of 10242 "
+                                         r"vertices"):
+        W.DensityView(traj, mode="density", level=5, max_bytes=300_000, live=False)
+    fits = W.DensityView(traj, mode="density", level=4, max_bytes=300_000, live=True)
+    assert fits.level == 4 and fits.budget_note == "" and "level" not in fits.caption.value
+
+
 def test_density_on_the_circle_is_a_ring():
     traj = cloud(2000, d=2, frames=4)
     view = W.DensityView(traj, mode="density", level=2)

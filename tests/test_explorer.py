@@ -293,3 +293,22 @@ def test_from_experiment_refuses_bad_grids_before_simulating(grid, fixed, error,
     monkeypatch.setattr(ue.solver, "simulate", fail)
     with pytest.raises(error, match=message):
         W.Explorer.from_experiment(grid, fixed=fixed, t_max=1.0, n_frames=6)
+
+
+def test_a_live_kernel_draws_fewer_tokens_where_a_share_cannot_hold_them(monkeypatch):
+    # each of 4 runs of 256 tokens gets about 400 kB; two frames of 256 tokens need 659 kB
+    runs = {b: fake_run(n=256, frames=101, seed=k, beta=b) for k, b in enumerate(BETAS)}
+    monkeypatch.delenv("USAAV_EDU_STATIC_PAGE", raising=False)
+    explorer = W.Explorer(runs, "beta", max_bytes=1_600_000)
+    assert W.embedded_state_bytes(explorer) <= 1_600_000
+    for b in BETAS:
+        player = explorer.parts[b]["sphere"]
+        m = len(player.token_index)
+        assert m < 256 and player.budget_note.startswith("max_bytes=")
+        assert f"of the 256 tokens with {len(player.frame_indices)} frames" in player.budget_note
+    monkeypatch.setenv("USAAV_EDU_STATIC_PAGE", "1")
+    before = len(registry._instances)
+    with pytest.raises(ValueError, match=r"max_bytes=1600000 is too small for 4 runs of 256 "
+                                         r"tokens"):
+        W.Explorer(runs, "beta", max_bytes=1_600_000)
+    assert len(registry._instances) == before

@@ -152,3 +152,49 @@ def test_a_trajectory_is_required_and_must_be_drawable(rope_run):
                         model=rope_run.model, method="rk4", dt=0.1)
     with pytest.raises(ValueError, match="unit vectors"):
         TwinView(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# the page budget belongs to the static page: a live kernel drops tokens to fit, and says so
+
+@pytest.fixture(scope="module")
+def rope_128():
+    """Chapter 4's run with a learner's n = 128: two frames of 128 tokens' twin view need
+    862,552 bytes, over the chapter's max_bytes = 750,000."""
+    return gauge_run("rope", n=128, frames=201)
+
+
+def test_a_live_kernel_draws_fewer_tokens_to_fit_and_says_so(rope_128, monkeypatch):
+    monkeypatch.delenv("USAAV_EDU_STATIC_PAGE", raising=False)
+    tw = TwinView(rope_128, duration=8.0, max_bytes=750_000)
+    m, k = len(tw.token_index), len(tw.frame_indices)
+    assert 2 <= m < 128 and k >= 2
+    assert embedded_state_bytes(tw) <= 750_000
+    # the most tokens that fit with LIVE_MIN_FRAMES frames: one more token would not fit
+    from usaav_edu.widgets.player import LIVE_MIN_FRAMES
+    from usaav_edu.widgets.twin import _twin_bytes
+    assert k >= LIVE_MIN_FRAMES
+    fixed, per_frame = _twin_bytes(m + 1)
+    assert fixed + LIVE_MIN_FRAMES * per_frame > 750_000
+    # one line, shown in the view, naming the budget and what was dropped
+    assert tw.budget_note == (f"max_bytes=750000 holds {m} of the 128 tokens with {k} frames: "
+                              f"the view draws those (raise max_bytes to see all)")
+    assert tw.budget_label in tw.children and tw.budget_note in tw.budget_label.value
+    assert "\n" not in tw.budget_note
+    assert f"showing {m} of 128 tokens" in tw.caption.value
+    # the tokens drawn are evenly spaced in index, the same in both views
+    assert tw.keyframes_x.shape[1] == tw.keyframes_y.shape[1] == m
+
+
+def test_a_static_page_refuses_what_its_budget_cannot_hold(rope_128, monkeypatch):
+    monkeypatch.setenv("USAAV_EDU_STATIC_PAGE", "1")
+    with pytest.raises(ValueError, match=r"max_bytes=750000 is too small for a twin view of "
+                                         r"128 tokens \(two frames need 862552\)"):
+        TwinView(rope_128, max_bytes=750_000)
+
+
+def test_a_view_that_fits_drops_nothing_and_says_nothing(rope_run, monkeypatch):
+    monkeypatch.delenv("USAAV_EDU_STATIC_PAGE", raising=False)
+    tw = TwinView(rope_run, max_bytes=750_000)
+    assert len(tw.token_index) == 16 and tw.budget_note == "" and tw.budget_label is None
+    assert len(tw.children) == 3

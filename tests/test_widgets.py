@@ -487,3 +487,58 @@ def test_dashboard_greys_out_controls_the_experiment_does_not_read():
     assert dash.beta.disabled and not dash.omega.disabled and dash.n_prompts.disabled  # linear profile
     dash.model.value = "generalized_rope"
     assert not dash.beta.disabled and dash.params()["d"] == 4 == dash.trajectory.d
+
+
+# ---------------------------------------------------------------------------------------------
+# the page budget belongs to the static page: in a live kernel a view never raises over it
+
+def _cost(m):
+    """A view of m tokens: 100 kB once, 5 kB a token, 50 bytes a token and frame."""
+    return 100_000 + 5_000 * m, 50 * (m + 1)
+
+
+def test_the_budget_rule_drops_tokens_in_a_live_kernel_only(monkeypatch):
+    from usaav_edu.widgets.player import LIVE_MIN_FRAMES, _tokens_within
+
+    # everything fits: all tokens, the frames that fit, no note (live or static)
+    for static in ("0", "1"):
+        monkeypatch.setenv("USAAV_EDU_STATIC_PAGE", static)
+        assert _tokens_within(_cost, 10, 50, 200_000, None, "10 tokens") == (10, 50, "")
+    # two frames of 100 tokens need 610,100 bytes: a static page refuses ...
+    monkeypatch.setenv("USAAV_EDU_STATIC_PAGE", "1")
+    with pytest.raises(ValueError, match=r"max_bytes=400000 is too small for 100 tokens"):
+        _tokens_within(_cost, 100, 500, 400_000, None, "100 tokens")
+    # ... a live kernel draws the most tokens m with 100e3 + 5e3 m + 24 * 50 (m + 1) <= 400e3
+    monkeypatch.delenv("USAAV_EDU_STATIC_PAGE")
+    m, k, note = _tokens_within(_cost, 100, 500, 400_000, None, "100 tokens")
+    assert m == (400_000 - 100_000 - LIVE_MIN_FRAMES * 50) // (5_000 + LIVE_MIN_FRAMES * 50)
+    fixed, per_frame = _cost(m)
+    assert k == (400_000 - fixed) // per_frame and fixed + k * per_frame <= 400_000
+    assert note == (f"max_bytes=400000 holds {m} of the 100 tokens with {k} frames: the view "
+                    f"draws those (raise max_bytes to see all)")
+    # fewer frames than LIVE_MIN_FRAMES wanted where the trajectory has fewer
+    m3, k3, _ = _tokens_within(_cost, 100, 3, 400_000, None, "100 tokens")
+    assert k3 == 3 and m3 == (400_000 - 100_000 - 3 * 50) // (5_000 + 3 * 50)
+    # below the cost of a single token: refused in a live kernel too, naming max_bytes
+    with pytest.raises(ValueError, match=r"max_bytes=100000 is too small for 100 tokens: not "
+                                         r"even one token fits \(two frames need 105200\)"):
+        _tokens_within(_cost, 100, 500, 100_000, None, "100 tokens")
+
+
+def test_a_player_in_a_live_kernel_draws_fewer_tokens_to_fit(monkeypatch):
+    # two frames of 300 tokens need 110,000 + 2,100 * 300 + 2 * 22 * 301 = 753,244 bytes
+    traj = fake_trajectory(n=300, frames=41)
+    player = W.TrajectoryPlayer(traj, max_bytes=600_000, max_tokens=300)
+    m = len(player.token_index)
+    assert m < 300 and player.keyframes.shape[1] == m
+    # within the budget by the player's own estimate of its size (``_player_bytes``), which the
+    # measured size follows to a few per cent (test_payload_stays_under_one_megabyte)
+    from usaav_edu.widgets.player import _player_bytes
+    fixed, per_frame = _player_bytes(m)
+    assert fixed + len(player.frame_indices) * per_frame <= 600_000
+    assert W.embedded_state_bytes(player) <= 1.03 * 600_000
+    assert player.budget_note.startswith(f"max_bytes=600000 holds {m} of the 300 tokens with ")
+    assert player.budget_label in player.children
+    monkeypatch.setenv("USAAV_EDU_STATIC_PAGE", "1")
+    with pytest.raises(ValueError, match=r"max_bytes=600000 is too small for 300 tokens"):
+        W.TrajectoryPlayer(traj, max_bytes=600_000, max_tokens=300)

@@ -207,7 +207,8 @@ class DensityView(SphereView):
         Seconds of wall time for the whole density animation (or the points' play button).
     max_bytes : int
         Budget of the embedded state of a density view; frames are subsampled to fit (see
-        ``density_frames_for_budget``).
+        ``density_frames_for_budget``).  Where two frames of the mesh do not fit, a live kernel
+        draws a coarser mesh and says so in the caption (``budget_note``); a static page refuses.
     max_frames : int, optional
         Upper bound (>= 2) on the frames kept.
     loop : {"LoopRepeat", "LoopOnce", "LoopPingPong"}
@@ -264,6 +265,7 @@ class DensityView(SphereView):
                              f"sphere), got d = {d}; use mode='points' (a projection)")
         self.mode = mode
         self.level = level
+        self.budget_note = ""     # one line, when a live kernel's budget made the mesh coarser
         self._point_size = point_size
         super().__init__(None, coords=coords, width=width, height=height, title=title, **kwargs)
         self.coords = c.coords(coords)
@@ -417,20 +419,28 @@ class DensityView(SphereView):
         x = np.asarray(traj.x, dtype=float)
         t = np.asarray(traj.t, dtype=float)
         n_frames, n, d = x.shape
-        if d == 3:
-            mesh = dens.sphere_mesh(self.level)
-            positions, faces = mesh.vertices, mesh.faces
-            estimate = dens.sphere_density
-            uniform = 1.0 / (4.0 * np.pi)
-        else:
-            mesh = dens.circle_mesh(64 * 2 ** self.level)
-            positions, faces = _ring(mesh)
-            estimate = dens.circle_density
-            uniform = 1.0 / (2.0 * np.pi)
+        level = self.level
+        while True:
+            mesh, positions, faces = self._mesh(level, d)
+            try:
+                k = density_frames_for_budget(len(positions), len(faces), n_frames,
+                                              self.max_bytes, self.max_frames)
+                break
+            except ValueError:
+                # the page budget belongs to the static page: a live kernel draws a coarser
+                # mesh and says so; a static page refuses (its author chooses the mesh)
+                if not self.live or level == 0:
+                    raise
+                level -= 1
+        if level < self.level:
+            self.budget_note = (f"max_bytes={self.max_bytes} holds the density on a mesh of level "
+                                f"{level}, not {self.level}: the view draws that (raise max_bytes "
+                                f"for the finer mesh)")
+            self.level = level
+        estimate = dens.sphere_density if d == 3 else dens.circle_density
+        uniform = 1.0 / (4.0 * np.pi) if d == 3 else 1.0 / (2.0 * np.pi)
         self.mesh = mesh
         self.bandwidth = dens.default_bandwidth(n, mesh) if bandwidth is None else bandwidth
-        k = density_frames_for_budget(len(positions), len(faces), n_frames, self.max_bytes,
-                                      self.max_frames)
         idx = subsample(n_frames, k)
         self.frame_indices = idx
         self.densities = np.stack([estimate(x[i], mesh, self.bandwidth) for i in idx])
@@ -460,6 +470,16 @@ class DensityView(SphereView):
         else:                                     # one frame: nothing to play
             self.children = [self.children[0], self.caption]
         self.caption.value = self._density_caption()
+
+    @staticmethod
+    def _mesh(level: int, d: int):
+        """The density mesh of ``level`` for d = 3 (an icosphere) or d = 2 (a ring), with the
+        vertex positions and triangles drawn."""
+        if d == 3:
+            mesh = dens.sphere_mesh(level)
+            return mesh, mesh.vertices, mesh.faces
+        mesh = dens.circle_mesh(64 * 2 ** level)
+        return (mesh, *_ring(mesh))
 
     def _range(self, values: np.ndarray, uniform: float) -> tuple[float, float]:
         hi = float(values.max())
@@ -509,7 +529,9 @@ class DensityView(SphereView):
                 f"beta = {getattr(model, 'beta', float('nan')):g}, n = {n}, d = {d}: density of "
                 f"the tokens (von Mises-Fisher kernel, bandwidth {self.bandwidth:.3g} rad) on an "
                 f"{where}, {len(self.frame_indices)} of {n_frames} frames</span>"
-                ).replace("on an ring", "on a ring")
+                ).replace("on an ring", "on a ring") + (
+                    f"<br><span style='font-size:12px;color:#8a4b00'>{self.budget_note}</span>"
+                    if self.budget_note else "")
 
     def _build_clock(self):
         bar = polyline(np.array([[-_BAR_HALF, _BAR_Y, _BAR_Z], [_BAR_HALF, _BAR_Y, _BAR_Z]]),

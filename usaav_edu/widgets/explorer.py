@@ -22,8 +22,10 @@ by the chapter or by ``Explorer.from_experiment`` (which builds each system with
 Page budget: all runs' views share ``max_bytes`` of embedded widget state; each player keeps
 as many frames as its share allows (see ``frames_for_budget``; the result is measured with
 ``embedded_state_bytes``).  Every run is planned before any widget is made, because a saved
-notebook embeds every widget the kernel ever made, closed or not.  When even two frames per
-run do not fit, the Explorer refuses before making any widget.
+notebook embeds every widget the kernel ever made, closed or not.  When even two frames of a
+run's tokens do not fit its share, a live kernel draws fewer tokens (each player says so in one
+line; a still view's caption names how many it shows); a static page refuses before making any
+widget.
 """
 from __future__ import annotations
 
@@ -35,7 +37,8 @@ import ipywidgets as widgets
 import numpy as np
 
 from . import _checks as c
-from .player import BYTES_FIXED, BYTES_PER_TOKEN, TrajectoryPlayer, frames_for_budget
+from .player import (BYTES_FIXED, BYTES_PER_TOKEN, TrajectoryPlayer, _player_bytes, _static_page,
+                     _tokens_within)
 from .scene import SphereView
 from .state import embedded_state_bytes
 
@@ -407,19 +410,25 @@ class Explorer(widgets.VBox):
                 - SPHERE_MARGIN_BYTES)
         drawn = min(n, MAX_TOKENS)
         if self.play:
+            # a live kernel's player draws fewer tokens where two frames of all do not fit (and
+            # says so); a static page refuses
             try:
-                frames_for_budget(drawn, traj.x.shape[0], max(room, 1))
+                _tokens_within(_player_bytes, drawn, traj.x.shape[0], max(room, 1), None,
+                               f"{drawn} tokens")
             except ValueError:
                 room = None
         elif room < BYTES_FIXED + BYTES_PER_TOKEN * drawn:
-            room = None
+            fit = (room - BYTES_FIXED) // BYTES_PER_TOKEN
+            drawn = None if _static_page() or fit < 1 else fit    # its caption names the count
+            room = None if drawn is None else room
         if room is None:
             need = "two frames" if self.play else "a view of the last frame"
             raise ValueError(
                 f"max_bytes={self.max_bytes} is too small for {len(self.runs)} runs of {n} tokens: "
                 f"each run gets {share} bytes, in which {need} of run {key!r} do not fit; raise "
                 f"max_bytes, use fewer runs or fewer tokens")
-        return {"key": key, "title": title, "head": head, "png": png, "room": room}
+        return {"key": key, "title": title, "head": head, "png": png, "room": room,
+                "tokens": drawn}
 
     def _build(self, plan: dict, share: int, duration: float, width: int, height: int):
         key, traj = plan["key"], self.runs[plan["key"]]
@@ -432,7 +441,7 @@ class Explorer(widgets.VBox):
             sphere = (TrajectoryPlayer(traj, max_bytes=room, duration=duration, frame=-1,
                                        width=width, height=height, max_tokens=MAX_TOKENS)
                       if self.play else
-                      SphereView(traj, width=width, height=height, max_tokens=MAX_TOKENS))
+                      SphereView(traj, width=width, height=height, max_tokens=plan["tokens"]))
             box = widgets.VBox([head, widgets.HBox([sphere, energy],
                                                    layout=widgets.Layout(flex_flow="row wrap"))])
             size = embedded_state_bytes(box)

@@ -23,7 +23,7 @@ import pythreejs as three
 
 from . import _checks as c
 from .colors import project_3d
-from .scene import SphereView, polyline, subsample
+from .scene import TRAIL_BYTES, SphereView, polyline, subsample
 
 #: bytes of embedded state per token and frame (3 float32 values + 1 float32 time, base64)
 BYTES_PER_TOKEN_FRAME = 22
@@ -74,10 +74,15 @@ def frames_for_budget(n_tokens: int, n_frames: int, max_bytes: int = 900_000,
         When fewer than two frames fit.
     """
     n_tokens = c.integer("n_tokens", n_tokens, minimum=1)
-    fixed = BYTES_FIXED + BYTES_PER_TOKEN * n_tokens
-    per_frame = BYTES_PER_TOKEN_FRAME * (n_tokens + 1)
-    return _frames_within(fixed, per_frame, n_frames, max_bytes, max_frames,
+    return _frames_within(*_player_bytes(n_tokens), n_frames, max_bytes, max_frames,
                          f"{n_tokens} tokens")
+
+
+def _player_bytes(m: int) -> tuple[int, int]:
+    """Embedded bytes ``(fixed, per_frame)`` of a player of ``m`` tokens (no trails): the scene
+    and the tokens once, ``BYTES_FIXED + BYTES_PER_TOKEN m``, and each keyframe of the m token
+    tracks and the clock, ``BYTES_PER_TOKEN_FRAME (m + 1)``."""
+    return BYTES_FIXED + BYTES_PER_TOKEN * m, BYTES_PER_TOKEN_FRAME * (m + 1)
 
 
 def _frames_within(fixed, per_frame, n_frames, max_bytes, max_frames, what, advice=""):
@@ -121,6 +126,70 @@ def _frames_within(fixed, per_frame, n_frames, max_bytes, max_frames, what, advi
     return min(k, n_frames)
 
 
+#: keyframes a view in a live kernel keeps, where it can, when it draws fewer tokens to fit
+LIVE_MIN_FRAMES = 24
+
+
+def _static_page() -> bool:
+    """Whether this execution writes a static page (``USAAV_EDU_STATIC_PAGE=1``)."""
+    from .dashboard import live_kernel  # (the dashboard imports this module)
+
+    return not live_kernel()
+
+
+def _tokens_within(cost, n_tokens, n_frames, max_bytes, max_frames, what, advice=""):
+    """``(m, k, note)``: the tokens ``m <= n_tokens`` and frames ``k`` a view draws within
+    ``max_bytes``, where ``cost(m) = (fixed, per_frame)`` are its bytes for ``m`` drawn tokens.
+
+    The page budget belongs to the static page.  All ``n_tokens`` tokens, and the frames
+    ``_frames_within`` allows, whenever two frames fit.  When they do not, a static page
+    (``USAAV_EDU_STATIC_PAGE=1``) raises ValueError as ``_frames_within`` does (its author
+    chooses what the page shows); a live kernel does not: it draws the most tokens ``m`` for
+    which ``min(n_frames, max_frames, LIVE_MIN_FRAMES)`` frames fit (else two), and ``note``
+    says so in one line ('' when every token is drawn).  ValueError in both when not even one
+    token fits with two frames (``max_bytes`` below what the view itself costs).
+
+    Parameters
+    ----------
+    cost : callable
+        ``m -> (fixed, per_frame)`` bytes, increasing in ``m``.
+    n_tokens : int
+        Tokens the view would draw (>= 1).
+    n_frames, max_bytes, max_frames, what, advice
+        As for ``_frames_within``.
+
+    Returns
+    -------
+    (int, int, str)
+    """
+    n_tokens = c.integer("n_tokens", n_tokens, minimum=1)
+    try:
+        return n_tokens, _frames_within(*cost(n_tokens), n_frames, max_bytes, max_frames, what,
+                                        advice), ""
+    except ValueError:
+        if _static_page():
+            raise
+
+    def fits(m, k):
+        fixed, per_frame = cost(m)
+        return fixed + k * per_frame <= max_bytes
+
+    want = max(2, min(n_frames, LIVE_MIN_FRAMES, max_frames or LIVE_MIN_FRAMES))
+    for k_wanted in dict.fromkeys((want, 2)):
+        if not fits(1, k_wanted):
+            continue
+        lo, hi = 1, n_tokens                      # the most tokens m with fits(m, k_wanted)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if fits(mid, k_wanted) else (lo, mid - 1)
+        k = _frames_within(*cost(lo), n_frames, max_bytes, max_frames, what, advice)
+        return lo, k, (f"max_bytes={max_bytes} holds {lo} of the {n_tokens} tokens with {k} "
+                       f"frames: the view draws those (raise max_bytes to see all)")
+    fixed, per_frame = cost(1)
+    raise ValueError(f"max_bytes={max_bytes} is too small for {what}: not even one token fits "
+                     f"(two frames need {fixed + 2 * per_frame}){advice}")
+
+
 class TrajectoryPlayer(SphereView):
     """Play a ``Trajectory`` on the sphere (client-side keyframe animation).
 
@@ -131,7 +200,9 @@ class TrajectoryPlayer(SphereView):
     duration : float
         Seconds of wall time for the whole run (finite, > 0).
     max_bytes : int
-        Budget for the embedded state of this widget; frames are subsampled to fit.
+        Budget for the embedded state of this widget; frames are subsampled to fit, and in a
+        live kernel tokens too when two frames of all of them do not (``budget_note`` then
+        says so; a static page refuses instead).
     max_frames : int, optional
         Upper bound (>= 2) on the number of frames (keyframes) kept.
     loop : {"LoopRepeat", "LoopOnce", "LoopPingPong"}
@@ -158,6 +229,10 @@ class TrajectoryPlayer(SphereView):
         self.time_info = widgets.HTML()
         self._link = None
         self.frame = c.integer("frame", frame)
+        self.budget_note = ""
+        self.budget_label = None        # a one-line note, made only when tokens are dropped
+        if not _static_page():
+            kwargs = self._live_budget(trajectory, kwargs)
         super().__init__(trajectory, frame=self.frame, **kwargs)
         self._build_clock()
         self._build_animation()
@@ -174,6 +249,32 @@ class TrajectoryPlayer(SphereView):
                                 position=(-_BAR_HALF, _BAR_Y, _BAR_Z))
         self.hud = three.Group(children=[bar, *ticks, self.clock], name="hud")
         self.camera.children = list(self.camera.children) + [self.hud]
+
+    def _live_budget(self, trajectory, kwargs: dict) -> dict:
+        """``kwargs`` with ``max_tokens`` lowered where two frames of every drawn token do not
+        fit ``max_bytes`` (a live kernel; see ``_tokens_within``), and ``budget_note`` set."""
+        shape = np.shape(getattr(trajectory, "x", None))
+        if len(shape) != 3 or min(shape) < 1:
+            return kwargs                          # SphereView names what is wrong with it
+        max_tokens = c.integer("max_tokens", kwargs.get(
+            "max_tokens", SphereView.__init__.__kwdefaults__["max_tokens"]), minimum=1)
+        trails = bool(kwargs.get("trails", False))
+
+        def cost(m):
+            fixed, per_frame = _player_bytes(m)
+            # the trails take at most a third of what is left (``_trail_budget``), and at
+            # least one segment per token
+            trail = max(64 * m, min(TRAIL_BYTES, (self.max_bytes - fixed) / 3)) if trails else 0
+            return fixed + int(trail), per_frame
+
+        m = min(shape[1], max_tokens)
+        drawn, _, self.budget_note = _tokens_within(cost, m, shape[0], self.max_bytes,
+                                                    self.max_frames, f"{m} tokens")
+        if drawn < m:
+            self.budget_label = widgets.HTML(f"<span style='font-size:12px;color:#8a4b00'>"
+                                             f"{self.budget_note}</span>")
+            kwargs = {**kwargs, "max_tokens": drawn}
+        return kwargs
 
     def _trail_budget(self, m: int) -> float:
         # trails share the player's budget with the keyframes: at most a third of what is left
@@ -240,7 +341,7 @@ class TrajectoryPlayer(SphereView):
         self.children = [self.children[0],
                          widgets.HBox([action, self.time_readout, self.time_info],
                                       layout=widgets.Layout(align_items="center")),
-                         self.caption]
+                         self.caption] + ([self.budget_label] if self.budget_label is not None else [])
         old_action, old_tracks, _ = old
         if old_action is not None:
             old_clip, old_mixer = old_action.clip, old_action.mixer

@@ -20,7 +20,10 @@ one time bar, client-side (it plays in the static book with no kernel):
   clip at the same time, so they cannot drift apart.
 
 Frames are subsampled so that the embedded state stays under ``max_bytes``: the clip carries
-two tokens per token of the run (see ``frames_for_budget``).
+two tokens per token of the run (see ``_twin_bytes``).  Where even two frames of every token do
+not fit, a live kernel draws fewer tokens and says so in one line under the caption; a static
+page (``USAAV_EDU_STATIC_PAGE=1``) refuses, so that a published page never shows less than its
+author chose without a word (see ``player._tokens_within``).
 """
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ import pythreejs as three
 
 from . import _checks as c
 from .colors import project_3d, token_colors
-from .player import BUTTONS_TEXT, BYTES_FIXED, BYTES_PER_TOKEN, BYTES_PER_TOKEN_FRAME, LOOPS, frames_for_budget
+from .player import BUTTONS_TEXT, BYTES_PER_TOKEN_FRAME, LOOPS, _tokens_within
 from .scene import CIRCLE_COLOR, SPHERE_COLOR, _legend_html, _unit_circle, polyline, subsample
 
 #: distance between the two spheres' centres (the cameras see no farther than ``FAR``)
@@ -52,6 +55,13 @@ _CAMERA = np.array([2.6, 1.5, 2.2])
 _BAR_Z = -1.2
 _BAR_Y = -0.37
 _BAR_HALF = 0.32
+
+
+def _twin_bytes(m: int) -> tuple[int, int]:
+    """Embedded bytes ``(fixed, per_frame)`` of a twin view of ``m`` drawn tokens: the view
+    once (``BYTES_FIXED_TWIN + BYTES_PER_TWIN_TOKEN m``) and each keyframe of its 2 m token
+    tracks and 2 beads (``BYTES_PER_TOKEN_FRAME (2 m + 2)``)."""
+    return BYTES_FIXED_TWIN + BYTES_PER_TWIN_TOKEN * m, BYTES_PER_TOKEN_FRAME * (2 * m + 2)
 
 
 def _gauge_frames(trajectory) -> np.ndarray:
@@ -82,7 +92,9 @@ class TwinView(widgets.VBox):
     duration : float
         Seconds of wall time for the whole run (finite, > 0).
     max_bytes : int
-        Budget for the embedded state of the whole twin view; frames are subsampled to fit.
+        Budget for the embedded state of the whole twin view; frames are subsampled to fit,
+        and in a live kernel tokens too when two frames of all of them do not (``budget_note``
+        then says so).
     max_frames : int, optional
         Upper bound (>= 2) on the number of keyframes.
     loop : {"LoopRepeat", "LoopOnce", "LoopPingPong"}
@@ -119,9 +131,11 @@ class TwinView(widgets.VBox):
         t = np.asarray(trajectory.t, dtype=float)
         n_frames, n = x.shape[:2]
         project_3d(x[0], self.coords)                      # checks coords against d
-        self.token_index = subsample(n, max_tokens)
-        m = len(self.token_index)
-        self.frame_indices = subsample(n_frames, self._frames(m, n_frames))
+        m = len(subsample(n, max_tokens))
+        m, k, self.budget_note = _tokens_within(_twin_bytes, m, n_frames, self.max_bytes,
+                                                self.max_frames, f"a twin view of {m} tokens")
+        self.token_index = subsample(n, m)
+        self.frame_indices = subsample(n_frames, k)
         self.trajectory = trajectory
         self.titles = titles
         super().__init__(**kwargs)
@@ -215,25 +229,13 @@ class TwinView(widgets.VBox):
             f"{html.escape(str(getattr(model, 'name', '?')))}, beta = "
             f"{getattr(model, 'beta', float('nan')):g}, n = {n}, d = {d}: left the contents x_i, "
             f"right the gauge coordinates y_i = G(xi_i) x_i{proj}</span>")
+        #: one line, shown under the caption, when the budget made the view drop tokens
+        self.budget_label = None if not self.budget_note else widgets.HTML(
+            f"<span style='font-size:12px;color:#8a4b00'>{html.escape(self.budget_note)}</span>")
         self.children = [widgets.HBox([*panes, self.legend]),
                          widgets.HBox([self.action, self.time_readout, self.time_info],
                                       layout=widgets.Layout(align_items="center")),
-                         self.caption]
-
-    def _frames(self, m: int, n_frames: int) -> int:
-        """Keyframes that fit ``max_bytes`` for ``m`` drawn tokens: the clip holds 2 m token
-        tracks and 2 beads, so ``frames_for_budget`` is asked for 2 m + 1 tokens, with the
-        twin's fixed and per-token costs in place of a player's."""
-        extra = BYTES_FIXED_TWIN - BYTES_FIXED + (BYTES_PER_TWIN_TOKEN - 2 * BYTES_PER_TOKEN) * m \
-            - BYTES_PER_TOKEN
-        if self.max_bytes - extra < 1:
-            raise ValueError(f"max_bytes={self.max_bytes} is too small for a twin view of {m} tokens "
-                             f"(two frames need {BYTES_FIXED_TWIN + BYTES_PER_TWIN_TOKEN * m + 2 * BYTES_PER_TOKEN_FRAME * (2 * m + 2)})")
-        try:
-            return frames_for_budget(2 * m + 1, n_frames, self.max_bytes - extra, self.max_frames)
-        except ValueError:
-            raise ValueError(f"max_bytes={self.max_bytes} is too small for a twin view of {m} tokens "
-                             f"(two frames need {BYTES_FIXED_TWIN + BYTES_PER_TWIN_TOKEN * m + 2 * BYTES_PER_TOKEN_FRAME * (2 * m + 2)})") from None
+                         self.caption] + ([self.budget_label] if self.budget_label else [])
 
     def _track_values(self, prefix: str) -> np.ndarray:
         vals = [np.asarray(tr.values, dtype=float).reshape(-1, 3) for tr in self.tracks
