@@ -395,3 +395,74 @@ def test_particles_by_fast_summation_converge_at_rate_one_over_n():
     scaled = {n: w1[n] * 2 * n / np.pi for n in w1}
     assert all(abs(r - 1.0) < 1e-3 for r in scaled.values()), (
         f"W1 * 2n / pi = {scaled}, not 1 within 1e-3")
+
+
+# ---------------------------------------------------------------------- degenerate input
+def sa_distance(lam=1000.0):
+    """SA with the distance bias b = exp(-lam |xi - zeta|): 0 in double precision between the
+    labels 0 and 1 for lam = 1000."""
+    return Model(bias=DistanceBias(lam), profile=ExpProfile(1.0), normalization="sa")
+
+
+def two_labels(m=32):
+    th = mf.grid(m)
+    return np.array([smooth(th), smooth(th, 1.0)])
+
+
+def test_sa_label_with_nothing_to_attend_to_is_refused_naming_rho_and_the_bias(monkeypatch):
+    # label 1 has weight 0, and the bias from it to label 0 underflows to 0: its SA normalizer
+    # sum_j rho_j b(xi_1, xi_j) int phi' g_j = 0, so its velocity would be 0 / 0 (it was NaN)
+    model, f0 = sa_distance(), two_labels()
+    monkeypatch.setattr(mf._Operator, "rhs", lambda *a: pytest.fail("a step was taken"))
+    for call in (lambda: mf.velocity(model, f0, xi=[0.0, 1.0], rho=[1.0, 0.0]),
+                 lambda: mf.solve(model, f0, 1.0, xi=[0.0, 1.0], rho=[1.0, 0.0])):
+        with pytest.raises(ValueError, match=r"rho and the bias leave label 1 \(xi = 1\) nothing "
+                                             r"to attend to") as e:
+            call()
+        assert "0 / 0" in str(e.value) and "tolerances" not in str(e.value)
+    # what stays allowed: a label of weight 0 that attends to another (a test particle), and
+    # the energy, which SA does not divide
+    w = mf.velocity(sa_distance(1.0), f0, xi=[0.0, 1.0], rho=[1.0, 0.0])
+    assert np.all(np.isfinite(w))
+    assert np.isfinite(mf.energy(model, f0, xi=[0.0, 1.0], rho=[1.0, 0.0]))
+
+
+def test_a_velocity_that_is_not_finite_is_named_not_blamed_on_the_tolerances(monkeypatch):
+    # the solver's own checks keep the velocity finite for valid input; a NaN that appears in
+    # the middle of a run anyway (here: injected after the first steps) is named as such
+    real = mf._Operator.velocity_gauge
+    calls = []
+
+    def failing(self, g, size):
+        calls.append(1)
+        w = real(self, g, size)
+        return w * np.nan if len(calls) > 20 else w
+
+    monkeypatch.setattr(mf._Operator, "velocity_gauge", failing)
+    with pytest.raises(ue.solver.IntegrationError, match=r"solve stopped at t = .*: the velocity "
+                                                         r"of label 0 \(xi = 0\) is NaN") as e:
+        mf.solve(sa_distance(1.0), two_labels(), 1.0, xi=[0.0, 1.0], n_frames=3)
+    assert "not a matter of rtol and atol" in str(e.value) and "loosen" not in str(e.value)
+    monkeypatch.setattr(mf._Operator, "velocity_gauge",
+                        lambda self, g, size: real(self, g, size) * np.inf)
+    with pytest.raises(ue.solver.IntegrationError, match=r"solve cannot start .*: the velocity is "
+                                                         r"(NaN|inf)"):
+        mf.solve(ue.models.usa(1.0), smooth(mf.grid(32)), 1.0, n_frames=3)
+
+
+@pytest.mark.parametrize("t_max,n_frames", [(5e-324, 101), (5e-324, 3), (1e-323, 101)])
+def test_a_t_max_whose_frames_coincide_is_refused_before_any_step(monkeypatch, t_max, n_frames):
+    # 0, t_max / 2, t_max: t_max / 2 rounds to 0 or t_max when t_max is the least double
+    monkeypatch.setattr(mf._Operator, "rhs", lambda *a: pytest.fail("a step was taken"))
+    f0 = smooth(mf.grid(32))
+    with pytest.raises(ValueError, match=r"t_max = .* is too short for n_frames = \d+: the frame "
+                                         r"times .* are not strictly increasing"):
+        mf.solve(ue.models.usa(1.0), f0, t_max, n_frames=n_frames)
+
+
+def test_the_shortest_t_max_with_distinct_frames_is_solved():
+    # two frames 0 and 5e-324 differ: nothing to refuse, and nothing moves
+    f0 = smooth(mf.grid(32))
+    tr = mf.solve(ue.models.usa(1.0), f0, 5e-324, n_frames=2)
+    assert tr.status is mf.Status.COMPLETED and tr.t.tolist() == [0.0, 5e-324]
+    np.testing.assert_allclose(tr.f[-1], f0, atol=1e-15)

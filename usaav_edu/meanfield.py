@@ -242,6 +242,32 @@ def _labels(model, xi, rho):
     return xi, rho, b * rho[None, :]
 
 
+def _check_normalizer(model, xi, rho, a):
+    """Refuse labels whose SA normalizer vanishes.
+
+    SA divides the velocity of label ``l`` by ``z_l(psi) = sum_j rho_j b(xi_l, xi_j)
+    int phi'(cos(s - psi)) g_j(s) ds``.  With ``phi' > 0`` and densities of mass 1,
+    ``z_l > 0`` exactly when some ``a_lj = rho_j b(xi_l, xi_j)`` is positive; when every one is
+    0 (or below the smallest normal double, where the quotient loses its digits) the velocity
+    is 0 / 0.
+    """
+    if model.normalization != "sa" or xi is None:
+        return
+    tiny = np.finfo(np.float64).tiny
+    for ell in np.flatnonzero(a.max(axis=1) < tiny):
+        bias = model.bias_matrix(xi)
+        b = np.ones_like(a) if bias is None else np.asarray(bias, dtype=np.float64)
+        seen = [j for j in range(a.shape[0]) if rho[j] > 0.0]
+        raise ValueError(
+            f"rho and the bias leave label {ell} (xi = {xi[ell]:g}) nothing to attend to: the SA "
+            f"normalization of model {model.name!r} divides its velocity by "
+            f"sum_j rho_j b(xi_l, xi_j) int phi'(cos(s - psi)) g_j(s) ds, and rho_j b(xi_{ell}, "
+            f"xi_j) = 0 for every j (rho > 0 only for labels {seen}, where b(xi_{ell}, xi_j) = "
+            f"{', '.join(f'{b[ell, j]:.3g}' for j in seen)}), so the velocity would be 0 / 0. "
+            f"Give weight in rho to a label it attends to, a bias that does not vanish between "
+            f"them, or leave label {ell} out.")
+
+
 def _density(name, f, n_labels, labelled):
     """``f`` as an ``(L, m)`` float array of densities: finite, non-negative, mass 1 each."""
     arr = v.float_array(name, f)
@@ -322,6 +348,7 @@ class _Operator:
         self.ik_phi = self.ik * self.phi_hat
         self.shift = (np.ones((1, self.N), dtype=complex) if xi is None
                       else np.exp(-1j * np.outer(omega * xi, self.k)))
+        self.bad = None  # why the last velocity that was not finite was not (see rhs)
 
     # state <-> grid
     def coefficients(self, f):
@@ -353,13 +380,44 @@ class _Operator:
                 z = mix[:, :1].real
             else:
                 z = self.values(TWO_PI * math.exp(self.model.beta) * self.scaled * mix, size)
-            w = w / z
+            w = self.normalized(w, z)
         return w
 
+    def normalized(self, w, z):
+        """``w / z``, the SA quotient (0 / 0 and x / 0 left as NaN and inf for ``why_not_finite``)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return w / z
+
+    def why_not_finite(self, g, w):
+        """Why the velocity ``w`` of the gauge coefficients ``g`` holds NaN or inf (one line)."""
+        f = self.values(g)
+        rows = np.flatnonzero(~np.all(np.isfinite(w), axis=-1))
+        ell = int(rows[0]) if rows.size else 0
+        label = "" if self.xi is None else f" of label {ell} (xi = {self.xi[ell]:g})"
+        kind = "NaN" if np.isnan(w[ell]).any() else "inf"
+        if not np.all(np.isfinite(g)) or not np.all(np.isfinite(f)):
+            return (f"the velocity{label} is {kind} because the density itself holds NaN or inf "
+                    f"values")
+        if self.sa:
+            mix = _mix(self.a, g)
+            z = (mix[:, :1].real if self.scaled is None
+                 else self.values(TWO_PI * math.exp(self.model.beta) * self.scaled * mix))
+            return (f"the velocity{label} is {kind} where its SA normalizer sum_j rho_j "
+                    f"b(xi_l, xi_j) int phi'(cos(s - psi)) g_j(s) ds comes to "
+                    f"{float(np.min(z[ell])):.3g}: rho and the bias leave that label (almost) "
+                    f"nothing to attend to")
+        return (f"the velocity{label} is {kind}: the attention field overflowed (model "
+                f"{self.model.name}, beta = {self.model.beta:g})")
+
     def rhs(self, g):
-        """``dg/dt = -i k (g w)_k`` with the product formed on ``M`` points."""
+        """``dg/dt = -i k (g w)_k`` with the product formed on ``M`` points.
+
+        A velocity that is not finite sets ``bad`` to its cause (``why_not_finite``).
+        """
         f = self.values(g, self.M)
         w = self.velocity_gauge(g, self.M)
+        if not np.all(np.isfinite(w)):
+            self.bad = self.why_not_finite(g, w)
         self.speed = float(np.max(np.abs(w)))
         flux = np.fft.rfft(f * w, axis=-1)[:, :self.N] * (TWO_PI / self.M)
         return -self.ik * flux
@@ -578,7 +636,8 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
         (never renormalized), ``m`` even and at least 16, and resolved (its tail at most
         ``tail_tol``).
     t_max : float
-        The final time, > 0.
+        The final time, > 0, long enough that the ``n_frames`` frame times differ in floating
+        point.
     xi : array_like or None
         ``(L,)`` label values (positions) for a model with labels; None otherwise.
     rho : array_like or None
@@ -608,14 +667,16 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
     Raises
     ------
     TypeError, ValueError
-        For bad input (naming the argument), a model off the circle, an unresolved ``f0``, or
-        a run estimated beyond ``max_steps``.
+        For bad input (naming the argument), a model off the circle, an unresolved ``f0``, a
+        ``t_max`` too short for ``n_frames`` distinct frame times, an SA label whose weights
+        ``rho_j b(xi_l, xi_j)`` all vanish (its velocity would be 0 / 0), or a run estimated
+        beyond ``max_steps``; all before any step.
     UnresolvedError
         With ``on_unresolved="raise"``, when the density sharpens beyond the grid: the message
         gives the time and what to change; ``.partial`` holds the frames before it.
     IntegrationError
-        When the step underflows, the step budget runs out, or the energy falls between two
-        frames beyond ``(1e-10 + rtol)`` times its scale.
+        When the velocity is not finite (naming why), the step underflows, the step budget runs
+        out, or the energy falls between two frames beyond ``(1e-10 + rtol)`` times its scale.
 
     References
     ----------
@@ -624,6 +685,7 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
     """
     model, omega = _circle_model(model)
     xi, rho, a = _labels(model, xi, rho)
+    _check_normalizer(model, xi, rho, a)
     labelled = xi is not None
     f_in = _density("f0", f0, 1 if xi is None else xi.size, labelled)
     m = f_in.shape[1]
@@ -645,6 +707,13 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
                          f"Fourier modes carries {tail0:.2g} of its norm (tail_tol = "
                          f"{tail_tol:g}); use a finer grid (larger m) or a smoother f0")
 
+    times = np.linspace(0.0, t_max, n_frames)
+    if not np.all(np.diff(times) > 0.0):
+        raise ValueError(
+            f"t_max = {float(t_max)!r} is too short for n_frames = {n_frames}: the frame times "
+            f"k t_max / (n_frames - 1) are not strictly increasing in floating point (some "
+            f"coincide), so there is nothing to integrate between them; give a larger t_max or "
+            f"fewer n_frames")
     op = _Operator(model, omega, xi, a, m)
     rate = (op.N - 1) * op.max_speed()
     estimate = (n_frames - 1) + t_max * rate / STABILITY
@@ -656,7 +725,6 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
             f"{STABILITY / max(rate, 1e-300):.3g} (m = {m}, max|w| <= {op.max_speed():.3g}). "
             f"Choose a smaller m, t_max or beta, or a larger max_steps (None: no cap).")
 
-    times = np.linspace(0.0, t_max, n_frames)
     g = op.coefficients(f_in)
     frames = [g.copy()]
     energies = [op.energy(g, rho)]
@@ -665,6 +733,8 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
     ks = np.empty((tab.stages + 1,) + g.shape, dtype=complex)
     f_grid = op.values(g)
     ks[0] = op.rhs(g)
+    if op.bad is not None:
+        raise IntegrationError(f"solve cannot start (model {model.name}, m = {m}): {op.bad}")
     n_rhs = 1
     h_cap = STABILITY / max((op.N - 1) * op.speed, 1e-300)
     h = min(_first_step(op, g, f_grid, ks[0], rtol, atol, times[1]), h_cap)
@@ -683,6 +753,7 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
                     f"rtol/atol")
             last = t + h >= t_end
             step = t_end - t if last else h
+            op.bad = None
             for s, row in enumerate(rows, start=1):
                 ks[s] = op.rhs(g + step * _combine(row, ks))
             g_new = g + step * _combine(weights, ks)
@@ -712,6 +783,10 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
             else:
                 rejected += 1
                 h = step * (0.2 if not np.isfinite(err) else max(0.2, 0.9 * err ** -0.2))
+                if h <= 4.0 * EPS * max(abs(t), 1e-3 * t_max) and op.bad is not None:
+                    raise IntegrationError(
+                        f"solve stopped at t = {t:.6g} (model {model.name}, m = {m}): {op.bad}, "
+                        f"however small the step (not a matter of rtol and atol)")
                 if h <= 4.0 * EPS * max(abs(t), 1e-3 * t_max):
                     raise IntegrationError(
                         f"solve could not meet its tolerances at t = {t:.6g} (model "
@@ -824,15 +899,19 @@ def velocity(model, f, xi=None, rho=None):
     Raises
     ------
     TypeError, ValueError
-        For bad input, naming the argument.
+        For bad input, naming the argument; for a velocity that would not be finite (under SA,
+        a label whose weights ``rho_j b(xi_l, xi_j)`` all vanish), naming the cause.
     """
     op, g, rho, labelled = _prepare(model, f, xi, rho)
+    _check_normalizer(op.model, op.xi, rho, op.a)
     mix = op.content(_mix(op.a, g))
     w = op.values(op.ik_phi * mix)
     if op.sa:
         z = (mix[:, :1].real if op.scaled is None
              else op.values(TWO_PI * math.exp(model.beta) * op.scaled * mix))
-        w = w / z
+        w = op.normalized(w, z)
+    if not np.all(np.isfinite(w)):
+        raise ValueError(op.why_not_finite(g, op.velocity_gauge(g, op.m)))
     return w if labelled else w[0]
 
 
