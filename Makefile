@@ -87,7 +87,7 @@ pdf: book chromium
 # repository.install_ref (a commit or a release tag); with none pinned it installs nothing and says
 # so.  Run this after changing either: it rewrites the cell in place and changes nothing else.
 setup-cells: venv
-	$(PY) tools/setup_cell.py book/ch*.ipynb book/widgets.ipynb
+	$(PY) tools/setup_cell.py book/ch*.ipynb book/widgets.ipynb book/large_n.ipynb
 
 # The learner's JupyterLab on book/.  jupyterlab_myst (requirements.txt) renders the chapters' MyST in
 # it: theorem and exercise blocks, dropdown solutions, math, cross-references within a chapter
