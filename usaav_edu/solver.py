@@ -44,9 +44,9 @@ class IntegrationError(RuntimeError):
 class StepTooLargeError(IntegrationError, ValueError):
     """An RK4 step beyond the stability bound of the model's rates, refused before the run.
 
-    Both an :class:`IntegrationError` (the integration it would be, fails: it has always been
-    reported as one) and a ``ValueError`` (the argument ``dt`` is refused before any work, as
-    the other refusals of :func:`simulate` are).
+    Both an :class:`usaav_edu.IntegrationError` (the integration it would start fails: such
+    runs have always been reported as one) and a ``ValueError`` (the argument ``dt`` is refused
+    before any work, as the other refusals of :func:`usaav_edu.simulate` are).
     """
 
 
@@ -603,8 +603,8 @@ def _identity_tolerance(p, method, h, rtol):
     """The relative tolerance of the energy identity over one frame.
 
     The stepper integrates ``q' = (1/n) sum_i |v_i|^2`` with its own quadrature on the stages
-    (:attr:`usaav_edu.dynamics.integrators.Advance.speed_integral`), so ``q`` and ``E`` of the
-    computed state are both as accurate as the method: their difference over a frame is the
+    (``Advance.speed_integral`` of :mod:`usaav_edu.dynamics.integrators`), so ``q`` and ``E``
+    of the computed state are both as accurate as the method: their difference over a frame is the
     method's error in the direction of the gradient, of the step's order relative to the gain.
 
     * RK4 (order 4): ``(h rate)^4`` with ``rate`` the contraction rate of :func:`_stiffness`;
@@ -679,12 +679,18 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     dt : float or None
         RK4 step bound (default :func:`~usaav_edu.solver.default_dt`).  The step used is
         ``t_max / (steps)``, the largest step <= dt that lands on every frame;
-        it is recorded in ``Trajectory.dt``.  For dopri5 ``dt`` is the first trial step.
+        it is recorded in ``Trajectory.dt``.  It must be within RK4's stability bound
+        ``2.785 / Lambda`` (``Lambda = 2 (1 + beta) e^beta max|b|`` for USA, ``2 (1 + beta)``
+        for SA, ``2 max|b|`` for the linear profile: ``_spectral_bound``); a larger step is
+        refused before the run (:class:`usaav_edu.solver.StepTooLargeError`).  For dopri5
+        ``dt`` is the first trial step.
     method : {"rk4", "dopri5"}
         A stepper of :data:`usaav_edu.dynamics.integrators.METHODS`: fixed-step RK4 or
         adaptive Dormand-Prince 5(4).
     n_frames : int
-        Number of stored frames, equally spaced on [0, t_max], >= 2.
+        Number of stored frames, equally spaced on [0, t_max], >= 2; their times must be
+        strictly increasing normal floating-point numbers (a ``t_max`` of ``5e-324`` is
+        refused).
     rtol, atol : float
         dopri5 tolerances.
     frozen : array_like of bool or None
@@ -716,7 +722,19 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         small runs sum directly, exactly as before.
     tol : float
         The relative error bound of fast summation, in ``(0, 1)`` (default 1e-10); checked
-        with any ``summation``, read only when the run sums fast.
+        with any ``summation``, read only when the run sums fast.  Fast summation refuses a
+        ``tol`` below its rounding floor :data:`usaav_edu.dynamics.fastsum.TOL_FLOOR`
+        (``1e-13``; ``"auto"`` then sums directly), and the recorded ``error_bound`` is at
+        least that floor.
+    max_seconds : float or None
+        The longest the run may be estimated to take (default ``DEFAULT_MAX_SECONDS`` = 3600;
+        None: no cap).  The estimate, on every path: velocity evaluations (steps times 4 for
+        RK4, 7 for dopri5, plus one per frame) times the cost of one evaluation by the
+        summation chosen (:func:`usaav_edu.dynamics.fastsum.estimated_seconds`).  The memory
+        (frames ``8 n_frames n d`` bytes, plus ``8 n^2`` for a dense bias with direct
+        summation) is estimated too and refused beyond the machine's physical memory, before
+        the bias matrix is built.  Each refusal is a ValueError with the estimate and what to
+        change.
 
     Returns
     -------
@@ -728,8 +746,12 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     Raises
     ------
     TypeError, ValueError
-        For bad input, a run estimated beyond ``max_steps``, or ``summation="fast"`` for a
-        model where fast summation does not apply.
+        For bad input, a run estimated beyond ``max_steps``, ``max_seconds`` or the memory,
+        frame times that coincide, or ``summation="fast"`` for a model where fast summation
+        does not apply.
+    usaav_edu.solver.StepTooLargeError
+        Before the run, for an RK4 step beyond the stability bound (both a ValueError and an
+        IntegrationError).
     IntegrationError
         When the state becomes non-finite, the adaptive step underflows or exceeds
         ``max_steps``, or the energy falls.  For every model but the
@@ -737,8 +759,11 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         ascent, SA a gradient ascent in another metric), so after every frame the energy is
         compared with the previous frame's: a fall beyond round-off
         (``_energy_tolerance``), plus twice the fast energy's error bound with fast
-        summation, means the step was unstable.  The variant is not a gradient flow and is
-        not checked.
+        summation, means the step was unstable.  For USA (every bias and gauge) the
+        energy identity ``E(t1) - E(t0) = int (1/n) sum_i |v_i|^2 dt`` is checked too, with
+        the speeds integrated by the stepper's own quadrature on its stages
+        (``_check_identity``): it sees a wrong state whose energy still rises.  The variant
+        is not a gradient flow and is not checked.
 
     References
     ----------

@@ -60,8 +60,9 @@ and ``tol`` bounds ``err``.  With ``tau`` the truncation bound of the expansion
 
 The degree ``L`` is the smallest whose velocity bound is at most ``tol``
 (:func:`.expansions.select_degree`).  The bounds are those of the truncation; rounding adds
-to them, so ``tol`` below the rounding floor :data:`TOL_FLOOR` (``1e-13``) is refused.  The coefficients are scaled by
-``e^{-|beta|}`` and the factor is applied at the end (:mod:`.expansions`), so nothing overflows
+to them, so ``tol`` below the rounding floor :data:`TOL_FLOOR` (``1e-13``) is refused.  The
+coefficients are scaled by ``e^{-|beta|}`` and the factor is applied at the end
+(:mod:`.expansions`), so nothing overflows
 before the result does.  For d = 3, beta = 1, tol = 1e-10: ``L = 10``, ``p = 121``.
 
 How the sums are computed:
@@ -196,10 +197,11 @@ class FastKernel:
         if self.tol >= 1.0:
             raise ValueError(f"tol must be < 1, got {self.tol:g}")
         if self.tol < TOL_FLOOR:
-            raise ValueError(f"tol = {self.tol:g} is below the rounding floor {TOL_FLOOR:g} of fast "
-                             f"summation: its sums of rank-many terms over n tokens are rounded to "
-                             f"about that, so no smaller error bound holds in double precision. Use "
-                             f"tol >= {TOL_FLOOR:g}, or summation='direct' (exact to rounding)")
+            raise ValueError(f"tol = {self.tol:g} is below the rounding floor {TOL_FLOOR:g} of "
+                             f"fast summation: its sums of rank-many terms over n tokens are "
+                             f"rounded to about that, so no smaller error bound holds in double "
+                             f"precision. Use tol >= {TOL_FLOOR:g}, or summation='direct' (exact "
+                             f"to rounding)")
         self.bias = v.choice("bias", bias, BIASES)
         self.xi = self._positions(xi)
         self.n = None if self.xi is None else self.xi.shape[0]
