@@ -479,8 +479,9 @@ def _check_rk4_step(p, h, dt, t_max, n_frames, kernel):
     bound = RK4_STABILITY / _spectral_bound(p)
     if h <= bound:
         return
+    given = "the default step" if dt is None else f"dt = {dt:g}"
     raise StepTooLargeError(
-        f"dt = {dt:g} is beyond RK4's stability bound for {_where(kernel)}: the step used, "
+        f"{given} is beyond RK4's stability bound for {_where(kernel)}: the step used, "
         f"{h:.3g} (frames {t_max / (n_frames - 1):.3g} apart), exceeds {RK4_STABILITY} / Lambda "
         f"= {bound:.3g}, with Lambda = {_spectral_bound(p):.3g} the bound of the velocity "
         f"field's rates (2 (1 + beta) e^beta max|b| for USA, 2 (1 + beta) for SA, 2 max|b| for "
