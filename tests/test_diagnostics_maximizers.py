@@ -16,6 +16,21 @@ def test_spread_and_dirac_distance_of_a_dirac_and_a_great_circle():
     assert abs(dg.dirac_distance(circle) - np.sqrt(2.0)) < 1e-12
 
 
+@pytest.mark.parametrize("n", [1, 7, 1000, 4096])
+@pytest.mark.parametrize("seed", range(6))
+def test_identical_points_have_spread_and_dirac_distance_exactly_zero(n, seed):
+    x = np.repeat(ue.sphere.uniform(1, 3, seed=seed), n, axis=0)
+    assert dg.spread(x) == 0.0 and dg.dirac_distance(x) == 0.0
+
+
+@pytest.mark.parametrize("a", [1e-4, 1e-9, 1e-12])
+def test_tiny_spreads_are_accurate(a):
+    # two points at angles +-a from e_1: m = (cos a, 0, 0), spread sin a, W2 to e_1 2 sin(a/2)
+    x = np.array([[np.cos(a), np.sin(a), 0.0], [np.cos(a), -np.sin(a), 0.0]])
+    assert dg.spread(x) == pytest.approx(np.sin(a), rel=1e-12, abs=0.0)
+    assert dg.dirac_distance(x) == pytest.approx(2.0 * np.sin(a / 2.0), rel=1e-12, abs=0.0)
+
+
 def test_dirac_distance_is_the_minimum_over_the_sphere():
     x = ue.sphere.uniform(30, 3, seed=1)
     candidates = ue.sphere.uniform(20000, 3, seed=2)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import usaav_edu as ue
+from usaav_edu import solver
 from usaav_edu.dynamics import integrators
 
 X32 = ue.sphere.uniform(32, 3, seed=0)
@@ -97,8 +98,197 @@ def test_no_progress_output_unless_asked(no_delay, capsys):
 def test_unstable_rk4_step_raises_instead_of_returning_garbage():
     # e^6 = 403: RK4 near a cluster needs dt * 403 below 2.8; dt = 0.05 (used: 0.02) is far beyond
     with pytest.raises(ue.IntegrationError, match="energy fell") as err:
-        ue.simulate(ue.models.usa(6.0), ue.sphere.uniform(32, 3, seed=0), t_max=2.0, dt=0.05)
+        _unguarded_simulate(ue.models.usa(6.0), ue.sphere.uniform(32, 3, seed=0), t_max=2.0, dt=0.05)
     assert "smaller dt" in str(err.value) and "method='dopri5'" in str(err.value)
+
+
+def _unguarded_simulate(*args, **kwargs):
+    """simulate without the refusal of RK4 steps beyond the stability bound: what the checks
+    after each frame catch when a step gets through."""
+    mp = pytest.MonkeyPatch()
+    mp.setattr(solver, "_check_rk4_step", lambda *a, **k: None, raising=False)
+    try:
+        return ue.simulate(*args, **kwargs)
+    finally:
+        mp.undo()
+
+
+# ---------------------------------------------------------------- RK4 steps within the stability bound
+def _spectral_bound(model, xi=None, x=X32):
+    return solver._spectral_bound(solver._rates(model, model.kernel(x, xi).facts))
+
+
+def test_step_beyond_the_stability_bound_is_refused_before_the_run(no_integration):
+    # USA at beta = 8: Lambda = 2 (1 + beta) e^beta = 18 e^8, RK4 stable for h Lambda <= 2.785
+    bound = solver.RK4_STABILITY / (18.0 * math.exp(8.0))
+    x0 = ue.sphere.uniform(512, 3, seed=7)
+    with pytest.raises(ValueError, match=r"dt = 0\.01 is beyond RK4's stability bound") as err:
+        ue.simulate(ue.models.usa(8.0), x0, None, t_max=0.02, dt=0.01, n_frames=2)
+    assert isinstance(err.value, ue.IntegrationError)  # as the failed run always was reported
+    msg = str(err.value)
+    assert f"dt <= {bound:.3g}" in msg and "dt=None gives" in msg and "method='dopri5'" in msg
+
+
+def test_the_refused_step_returns_a_wrong_state_whose_energy_rises():
+    # without the refusal: the energy rises (no fall to see), but it does not match the speeds
+    x0 = ue.sphere.uniform(512, 3, seed=7)
+    with pytest.raises(ue.IntegrationError, match="energy identity") as err:
+        _unguarded_simulate(ue.models.usa(8.0), x0, None, t_max=0.02, dt=0.01, n_frames=2)
+    assert "the energy rose by" in str(err.value)
+
+
+@pytest.mark.parametrize("model,xi", [
+    (ue.models.usa(8.0), None),
+    (ue.models.distance_bias(8.0, lam=0.5), np.arange(32.0)),
+    (ue.models.rope(8.0, (1.0,), 3), np.arange(32.0)),
+], ids=["usa", "distance", "rope"])
+def test_large_beta_within_the_bound_runs_and_beyond_it_is_refused(model, xi):
+    bound = solver.RK4_STABILITY / _spectral_bound(model, xi)
+    accurate = ue.simulate(model, X32, xi, t_max=0.5, dt=0.99 * bound, n_frames=11, max_steps=None)
+    reference = ue.simulate(model, X32, xi, t_max=0.5, method="dopri5", rtol=1e-10, atol=1e-12,
+                            n_frames=11)
+    assert np.max(np.abs(accurate.final - reference.final)) < 1e-6
+    with pytest.raises(solver.StepTooLargeError, match="stability bound"):
+        ue.simulate(model, X32, xi, t_max=0.5, dt=1.01 * bound, n_frames=11, max_steps=None)
+
+
+def test_defaults_and_the_book_steps_are_within_the_bound():
+    for model in (ue.models.usa(1.0), ue.models.usa(8.0), ue.models.sa(6.0),
+                  ue.models.usa(profile="linear")):
+        assert ue.solver.default_dt(model, None) * _spectral_bound(model) <= solver.RK4_STABILITY / 5
+    # chapter 9 runs RoPE at beta = 1 with dt = 0.1
+    assert 0.1 * _spectral_bound(ue.models.rope(1.0, (1.0,), 3), np.arange(32.0)) < solver.RK4_STABILITY
+
+
+# ---------------------------------------------------------------- the energy identity after every frame
+def _overshooting(monkeypatch, excess):
+    """RK4 that moves every token ``1 + excess`` times as far as it should: a tangent error."""
+    rk4 = integrators.METHODS["rk4"]
+    exact = rk4.advance
+
+    def advance(yt, t, t_end, h, field, control=integrators.Control()):
+        start = yt.copy()
+        res = exact(yt, t, t_end, h, field, control)
+        yt += excess * (yt - start)
+        yt /= np.linalg.norm(yt, axis=0)
+        return res
+
+    monkeypatch.setattr(rk4, "advance", advance)
+
+
+@pytest.mark.parametrize("model,xi", [(ue.models.usa(1.0), None),
+                                      (ue.models.distance_bias(4.0, lam=0.5), np.arange(32.0)),
+                                      (ue.models.rope(4.0, (1.0,), 3), np.arange(32.0))],
+                         ids=["usa", "distance", "rope"])
+def test_the_energy_identity_catches_a_stepper_that_errs(monkeypatch, model, xi):
+    kw = dict(t_max=1.0, n_frames=11)
+    exact = ue.simulate(model, X32, xi, **kw)
+    _overshooting(monkeypatch, 0.02)
+    # the state is off the flow, yet its energy rises at every frame: monotonicity sees nothing
+    wrong = _unguarded_identity(model, X32, xi, **kw)
+    assert np.all(np.diff(wrong.energy) > 0.0)
+    assert np.max(np.abs(wrong.final - exact.final)) > 1e-4
+    with pytest.raises(ue.IntegrationError, match="energy identity"):
+        ue.simulate(model, X32, xi, **kw)
+
+
+def _unguarded_identity(*args, **kwargs):
+    """simulate with the energy identity not checked."""
+    mp = pytest.MonkeyPatch()
+    mp.setattr(solver, "_check_identity", lambda *a, **k: None, raising=False)
+    try:
+        return ue.simulate(*args, **kwargs)
+    finally:
+        mp.undo()
+
+
+@pytest.mark.parametrize("method", ["rk4", "dopri5"])
+def test_the_speeds_integrate_to_the_energy_gain(method):
+    # E(t1) - E(t0) = int (1/n) sum |v_i|^2 dt, the speeds by the stepper's own quadrature
+    model = ue.models.usa(1.0)
+    y = np.ascontiguousarray(X32.T)
+    field = integrators.GaugeField(model.kernel(X32).params)
+    e0 = ue.energy(model, X32)
+    res = integrators.METHODS[method].advance(y, 0.0, 1.0, 0.01, field, integrators.Control())
+    gain = ue.energy(model, y.T) - e0
+    assert gain > 0.05
+    assert abs(res.speed_integral / 32 - gain) < 1e-8 * gain
+
+
+def test_dopri5_loose_tolerance_fails_with_an_integration_error():
+    # the energy check's message names atol (it was an undefined name there)
+    with pytest.raises(ue.IntegrationError, match=r"rtol = 0\.1, atol = 0\.1"):
+        ue.simulate(ue.models.usa(12.0), ue.sphere.uniform(64, 3, seed=1), None, t_max=5.0,
+                    method="dopri5", rtol=0.1, atol=0.1, n_frames=200)
+
+
+# ---------------------------------------------------------------- frames that coincide
+@pytest.mark.parametrize("t_max,n_frames", [(5e-324, 101), (5e-324, 2), (1e-306, 101)])
+def test_frames_that_coincide_are_refused(no_integration, t_max, n_frames):
+    with pytest.raises(ValueError, match=f"t_max = {t_max:g} is too small for n_frames = {n_frames}"):
+        ue.simulate(ue.models.usa(1.0), X32, t_max=t_max, n_frames=n_frames)
+
+
+def test_a_short_run_with_normal_frame_times_runs():
+    traj = ue.simulate(ue.models.usa(1.0), X32, t_max=1e-300, n_frames=3)
+    assert np.all(np.diff(traj.t) > 0) and np.allclose(traj.final, X32, atol=1e-15)
+
+
+# ---------------------------------------------------------------- time and memory estimated on every path
+def test_direct_summation_of_many_tokens_is_refused_with_its_estimate(no_integration):
+    x0 = ue.sphere.uniform(100_000, 3, seed=0)
+    model = ue.models.usa(1.0)
+    steps = math.ceil(20.0 / 100 / solver.default_dt(model, None)) * 100
+    per_eval = ue.dynamics.fastsum.estimated_seconds("direct", 100_000, 3, 1.0, 1e-10)
+    with pytest.raises(ValueError, match="max_seconds = 3600") as err:
+        ue.simulate(model, x0, None, t_max=20.0, summation="direct")
+    msg = str(err.value)
+    assert f"about {(4 * steps + 101) * per_eval:.2g} s" in msg
+    assert "summation='fast'" in msg and "max_seconds=None" in msg
+
+
+def test_fast_summation_is_refused_beyond_the_time_cap_too(no_integration):
+    x0 = ue.sphere.uniform(100_000, 3, seed=0)
+    with pytest.raises(ValueError, match="fast summation of n = 100000 tokens"):
+        ue.simulate(ue.models.usa(1.0), x0, None, t_max=2e4, summation="fast", max_steps=None)
+
+
+def test_a_time_cap_of_none_lifts_it(monkeypatch):
+    monkeypatch.setattr(ue.dynamics.fastsum, "estimated_seconds", lambda *a, **k: 1e6)
+    with pytest.raises(ValueError, match="max_seconds"):
+        ue.simulate(ue.models.usa(1.0), X32, t_max=0.1)
+    assert ue.simulate(ue.models.usa(1.0), X32, t_max=0.1, max_seconds=None).n_rhs > 0
+
+
+class _RecordedBias:
+    """A user-defined bias ``b = 1`` that records when its matrix is built."""
+
+    def __init__(self):
+        self.built = 0
+
+    def matrix(self, xi):
+        self.built += 1
+        return np.ones((len(xi), len(xi)))
+
+
+@pytest.mark.parametrize("user", [False, True], ids=["distance", "user"])
+def test_a_bias_matrix_beyond_memory_is_refused_before_it_is_built(no_integration, monkeypatch, user):
+    monkeypatch.setattr(solver, "_physical_memory", lambda: 2 ** 30)
+    n = 20_000  # the dense bias alone: 3.2 GB
+    bias = _RecordedBias()
+    model = ue.Model(bias=bias) if user else ue.models.distance_bias(1.0, lam=1.0)
+    built = []
+    monkeypatch.setattr(type(model), "bias_matrix", lambda self, xi: built.append(1))
+    with pytest.raises(ValueError, match=r"about 3\.2\d* GB .*memory"):
+        ue.simulate(model, ue.sphere.uniform(n, 3, seed=0), np.arange(float(n)), t_max=1.0,
+                    summation="direct")
+    assert not built and not bias.built
+
+
+@pytest.mark.parametrize("value,exc", [(0, ValueError), (-1.0, ValueError), ("long", TypeError)])
+def test_max_seconds_is_validated(value, exc):
+    with pytest.raises(exc, match="max_seconds must"):
+        ue.simulate(ue.models.usa(1.0), X32, t_max=1.0, max_seconds=value)
 
 
 @pytest.mark.parametrize("model", [ue.models.usa(2.0), ue.models.sa(2.0), ue.models.sa(6.0),

@@ -32,10 +32,32 @@ def _trajectory(traj):
     return traj
 
 
+def _centered(x):
+    """``(c_i - cbar, m)``: the points about their centroid ``m``, from the differences
+    ``c_i = x_i - x_1``.
+
+    ``x_i - m = c_i - cbar`` with ``cbar = (1/n) sum_i c_i``: identical points give
+    ``c_i = 0`` exactly, hence exactly 0, and a small spread keeps its digits (``1 - |m|^2``
+    loses every digit below about ``1e-8``).
+    """
+    c = x - x[0]
+    cbar = c.mean(axis=0)
+    return c - cbar, x[0] + cbar
+
+
+def _mean_square_spread(x):
+    """``(s^2, |m|)`` with ``s^2 = (1/n) sum_i |x_i - m|^2`` (centered, see :func:`_centered`)."""
+    dev, m = _centered(x)
+    return float(np.mean(np.einsum("ij,ij->i", dev, dev))), float(np.linalg.norm(m))
+
+
 def spread(x):
     """RMS distance to the centroid: ``sqrt((1/n) sum |x_i - m|^2) = sqrt(1 - |m|^2)``, m the mean.
 
-    0 exactly for a Dirac mass, 1 when the mean is 0 (e.g. a uniform great circle).
+    0 exactly for a Dirac mass, 1 when the mean is 0 (e.g. a uniform great circle).  Computed
+    from the centered points ``x_i - m`` (not from ``1 - |m|^2``, which cancels to rounding
+    error below about ``1e-8``), so that ``n`` identical points give exactly 0 and a spread of
+    ``1e-12`` is accurate to rounding.
 
     Parameters
     ----------
@@ -47,8 +69,7 @@ def spread(x):
     float
     """
     x = v.points_on_sphere("x", x)
-    m = x.mean(axis=0)
-    return float(np.sqrt(max(0.0, 1.0 - m @ m)))
+    return float(np.sqrt(_mean_square_spread(x)[0]))
 
 
 def diameter(x):
@@ -83,6 +104,9 @@ def dirac_distance(x):
     """Wasserstein-2 distance from the empirical measure to the nearest Dirac on the sphere.
 
     ``min_u sqrt((1/n) sum |x_i - u|^2) = sqrt(2 - 2|m|)``, attained at ``u = m/|m|``.
+    Computed as ``sqrt(2 s^2 / (1 + |m|))`` with ``s^2 = 1 - |m|^2`` the squared
+    :func:`spread` from the centered points (``2 - 2|m| = 2 (1 - |m|^2) / (1 + |m|)``), so
+    that identical points give exactly 0 and small distances keep their digits.
 
     Parameters
     ----------
@@ -99,8 +123,8 @@ def dirac_distance(x):
     convergence to a Dirac mass.
     """
     x = v.points_on_sphere("x", x)
-    m = np.linalg.norm(x.mean(axis=0))
-    return float(np.sqrt(max(0.0, 2.0 - 2.0 * m)))
+    s2, m = _mean_square_spread(x)
+    return float(np.sqrt(2.0 * s2 / (1.0 + m)))
 
 
 def clusters(x, tol=1e-3):

@@ -18,6 +18,7 @@ The velocity field is summed in one of two ways (``summation``), the stepper nev
 """
 
 import math
+import os
 from typing import NamedTuple
 
 import numpy as np
@@ -38,6 +39,15 @@ SUMMATIONS = ("auto", "direct", "fast")
 
 class IntegrationError(RuntimeError):
     """The integration failed: a non-finite state or a step size underflow."""
+
+
+class StepTooLargeError(IntegrationError, ValueError):
+    """An RK4 step beyond the stability bound of the model's rates, refused before the run.
+
+    Both an :class:`usaav_edu.IntegrationError` (the integration it would start fails: such
+    runs have always been reported as one) and a ``ValueError`` (the argument ``dt`` is refused
+    before any work, as the other refusals of :func:`usaav_edu.simulate` are).
+    """
 
 
 def _field(kernel):
@@ -243,6 +253,46 @@ def _lipschitz(p):
     return (1.0 + p.beta) * math.exp(p.beta) * bmax
 
 
+def _spectral_bound(p):
+    """``Lambda``: an a-priori bound of every eigenvalue of the velocity field's linearization.
+
+    ``Lambda = 2 L`` with ``L`` the Lipschitz estimate of :func:`_lipschitz`:
+    ``2 (1 + beta) e^beta max|b|`` for USA, ``2 (1 + beta)`` for SA, ``2 max|b|`` for the
+    linear profile.  With ``w_ij = b_ij phi'(s_ij)``, ``s_ij = <y_i, y_j> = cos theta_ij``,
+    ``A_i = sum_j w_ij y_j`` and tangent perturbations ``delta_j`` (``<delta_j, y_j> = 0``),
+    the blocks of the Jacobian of USA's ``v_i = P_{y_i} A_i / n`` are bounded by::
+
+        |dv_i/dy_j| <= (1/n) |b_ij| e^{beta s_ij} (1 + beta sin theta_ij)       (j != i)
+        |dv_i/dy_i| <= (1/n) sum_j |b_ij| e^{beta s_ij} (1 + beta sin^2 theta_ij)
+
+    (the ``1`` of the first from ``w_ij delta_j``, its ``beta`` term from
+    ``phi'' = beta phi'`` times ``|P_{y_i} y_j| = sin theta_ij``; the second from
+    ``-<y_i, A_i> delta_i`` and the same ``beta`` term, with ``|<y_j, delta_i>| <= sin theta_ij``;
+    the self-pair cancels).  The largest block row sum, an operator norm for
+    ``max_i |delta_i|``, bounds the spectral radius:
+    ``rho <= max|b| e^beta (2 + 2 beta) = 2 L``.  The same bound holds in every gauge: in
+    gauge coordinates the field does not depend on the gauge, and for the variant with
+    unrotated values (``<G_i x_i, G_j x_j>`` in the weights, ``x_j`` as the values) the
+    factors ``sin theta`` are replaced by 1, which the bound already allows.  SA
+    (``b >= 0``, ``v_i = P_{y_i} sum_j a_ij y_j`` with weights ``a_ij = w_ij / Z_i``
+    summing to one): the ``y_j`` block is ``a_ij (delta_j + beta <y_i, delta_j>
+    (y_j - ybar_i))`` with ``ybar_i = sum_j a_ij y_j``, and
+    ``sum_j a_ij |y_j - ybar_i| <= (sum_j a_ij |y_j - ybar_i|^2)^(1/2) <= 1``, so the
+    off-diagonal row sum is at most ``1 + beta``; the diagonal block
+    ``-<y_i, ybar_i> delta_i + beta Cov_a(<y, delta_i>, y)`` is at most ``1 + beta`` too:
+    ``rho <= 2 (1 + beta)``.  The linear profile is ``beta = 0`` with ``phi' = 1``.
+
+    USA and SA are gradient ascents, so at an equilibrium (a cluster) the linearization is
+    self-adjoint and its eigenvalues are real, in ``[-Lambda, Lambda]``: an explicit method
+    is stable there when ``h Lambda`` is within its interval on the negative real axis
+    (``RK4_STABILITY`` = 2.785 for RK4).  ``Lambda`` is a bound, not the rate: clusters
+    contract at the smaller :func:`_stiffness`, so a step up to about ``RK4_STABILITY /
+    _stiffness`` may still be stable; a step beyond ``RK4_STABILITY / Lambda`` is not
+    guaranteed to be, and is refused.
+    """
+    return 2.0 * _lipschitz(p)
+
+
 def _stiffness(p):
     """The contraction rate of a collapsed cluster, which bounds every explicit step.
 
@@ -401,9 +451,220 @@ def _energy_tolerance(p, e_prev, e_now, rtol=0.0):
     return (ENERGY_RTOL + rtol) * scale
 
 
+def _frame_times(t_max, n_frames):
+    """The frame times ``t_k = k t_max / (n_frames - 1)``, refused unless strictly increasing.
+
+    A ``t_max`` so small (``5e-324``) that the frames coincide in floating point, or that
+    their spacing is subnormal (below ``2.2e-308``, where a step loses its digits), describes
+    no run: it is refused with a ValueError naming ``t_max`` and ``n_frames``.
+    """
+    times = np.linspace(0.0, t_max, n_frames)
+    spacing = t_max / (n_frames - 1)
+    if not (np.all(np.diff(times) > 0.0) and spacing >= np.finfo(np.float64).tiny):
+        raise ValueError(f"t_max = {t_max:g} is too small for n_frames = {n_frames}: the frame "
+                         f"times k t_max / (n_frames - 1) must be strictly increasing normal "
+                         f"floating-point numbers (their spacing {spacing:g} is below "
+                         f"{np.finfo(np.float64).tiny:.3g} or rounds to repeated times). Choose "
+                         f"a larger t_max or fewer frames")
+    return times
+
+
+def _check_rk4_step(p, h, dt, t_max, n_frames, kernel):
+    """Refuse an RK4 step ``h`` beyond ``RK4_STABILITY / Lambda`` (:func:`_spectral_bound`).
+
+    Raises :class:`StepTooLargeError` naming ``dt``, the bound and the default step, before
+    any work: such a step may return a wrong state whose energy still rises (then the energy
+    check cannot see it).  Smaller steps cost time only, which the step cap estimates.
+    """
+    bound = RK4_STABILITY / _spectral_bound(p)
+    if h <= bound:
+        return
+    given = "the default step" if dt is None else f"dt = {dt:g}"
+    raise StepTooLargeError(
+        f"{given} is beyond RK4's stability bound for {_where(kernel)}: the step used, "
+        f"{h:.3g} (frames {t_max / (n_frames - 1):.3g} apart), exceeds {RK4_STABILITY} / Lambda "
+        f"= {bound:.3g}, with Lambda = {_spectral_bound(p):.3g} the bound of the velocity "
+        f"field's rates (2 (1 + beta) e^beta max|b| for USA, 2 (1 + beta) for SA, 2 max|b| for "
+        f"the linear profile). Such a step can return a wrong state whose energy still rises. "
+        f"Use dt <= {bound:.3g} (dt=None gives {_default_step(p):.3g}) or method='dopri5'.")
+
+
+DEFAULT_MAX_SECONDS = 3600.0
+"""The default cap on the estimated time of one :func:`~usaav_edu.simulate` call (an hour).
+
+The estimate is velocity evaluations (steps times stages, plus one energy per frame) times the
+cost of one evaluation, :func:`usaav_edu.dynamics.fastsum.estimated_seconds` (a cost model of
+this machine's two cores).  Every run of the book takes seconds; direct summation of 100,000
+tokens takes about 7 s per evaluation, hours per run."""
+
+EVALUATIONS_PER_STEP = {"rk4": 4, "dopri5": 7}
+"""Velocity evaluations per step (RK4) or trial step (Dormand-Prince)."""
+
+
+def _physical_memory():
+    """The machine's physical memory in bytes, or None where the system does not say."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _has_dense_bias(model):
+    """Whether direct summation builds an ``n x n`` bias matrix for ``model``."""
+    return getattr(model.bias, "kind", None) != "none"
+
+
+def _run_bytes(n, d, n_frames, method, dense):
+    """Memory of a run: frames ``8 F n d``, stage buffers ``8 (S + 3) n d``, bias ``8 n^2``."""
+    stages = EVALUATIONS_PER_STEP[method]
+    return 8.0 * n * d * (n_frames + stages + 3) + (8.0 * n * n if dense else 0.0)
+
+
+def _check_memory(estimate, n, summation, n_frames):
+    """Refuse a run whose memory ``estimate`` exceeds the physical memory (MemoryError-free)."""
+    total = _physical_memory()
+    if total is None or estimate <= total:
+        return
+    advice = ["fewer frames (n_frames)", "fewer tokens"]
+    if summation == "direct":
+        advice.insert(0, "summation='fast' where it applies (no n x n matrix)")
+    raise ValueError(f"simulate would need about {estimate / 1e9:.3g} GB for n = {n} tokens and "
+                     f"n_frames = {n_frames} with {summation} summation, more than this machine's "
+                     f"{total / 1e9:.3g} GB of memory. Choose " + ", ".join(advice[:-1]) +
+                     f" or {advice[-1]}.")
+
+
+def _preflight_memory(model, x0, reason, n_frames, method):
+    """Refuse, before the bias matrix is built, a direct run that cannot fit in memory."""
+    shape = np.shape(x0)
+    if reason is None or len(shape) != 2:
+        return  # checked once the run's summation is known (or x0 refused as it is read)
+    n, d = int(shape[0]), int(shape[1])
+    _check_memory(_run_bytes(n, d, n_frames, method, _has_dense_bias(model)), n, "direct",
+                  n_frames)
+
+
+def _check_work(model, n, d, n_frames, method, steps, summation, tol, dense, max_seconds,
+                max_steps):
+    """Estimate the run's time and memory before it starts; refuse beyond the caps.
+
+    Seconds: ``(EVALUATIONS_PER_STEP * steps + n_frames) * T_eval`` with ``T_eval`` the cost
+    model :func:`usaav_edu.dynamics.fastsum.estimated_seconds` of the summation chosen (the
+    same rule for direct and fast summation); refused beyond ``max_seconds`` (None: no cap).
+    Memory (:func:`_run_bytes`): refused beyond the physical memory.  The messages give the
+    estimate and what to change.
+    """
+    dense = dense and _has_dense_bias(model) and summation == "direct"
+    _check_memory(_run_bytes(n, d, n_frames, method, dense), n, summation, n_frames)
+    if max_seconds is None:
+        return
+    kind = getattr(model.bias, "kind", "none")
+    bias = kind if kind in fastsum.BIASES and summation == "fast" else "none"
+    beta = 0.0 if model.linear else float(model.beta)
+    per_eval = fastsum.estimated_seconds(summation, n, d, beta, max(tol, fastsum.TOL_FLOOR),
+                                         bias=bias)
+    evaluations = EVALUATIONS_PER_STEP[method] * steps + n_frames
+    seconds = evaluations * per_eval
+    if seconds <= max_seconds:
+        return
+    advice = ["a smaller t_max", "fewer tokens"]
+    if summation == "direct" and fastsum.fast_applies(model) is None:
+        fast = fastsum.estimated_seconds("fast", n, d, beta, max(tol, fastsum.TOL_FLOOR), bias=kind
+                                         if kind in fastsum.BIASES else "none")
+        advice.insert(0, f"summation='fast' (about {evaluations * fast:.2g} s here)")
+    if method == "rk4":
+        advice.append("method='dopri5' or a larger dt within the stability bound")
+    advice.append("a larger max_seconds (max_seconds=None: no cap)")
+    raise ValueError(f"simulate would take about {seconds:.2g} s, more than max_seconds = "
+                     f"{max_seconds:g}: about {evaluations:.3g} velocity evaluations of "
+                     f"{per_eval:.2g} s each ({summation} summation of n = {n} tokens, the cost "
+                     f"model fastsum.estimated_seconds). Choose " + ", ".join(advice[:-1]) +
+                     f" or {advice[-1]}.")
+
+
+def _speed_slack(p, bound):
+    """How far fast summation's ``(1/n) sum_i |v_i|^2`` may be off, per unit time.
+
+    ``|v^_i - v_i| <= delta = bound * M`` with ``M = max_i m_i <= max|b| phi'(1)`` the row mass
+    (``e^beta max|b|`` for USA, ``max|b|`` for the linear profile); ``|v_i| <= m_i <= M``, so
+    ``| |v^_i|^2 - |v_i|^2 | <= (2 |v_i| + delta) delta <= 3 bound M^2``.
+    """
+    mass = p.bmax * (1.0 if p.linear else math.exp(p.beta))
+    return 3.0 * bound * mass * mass
+
+
+IDENTITY_FACTOR = {"rk4": 1.0, "dopri5": 30.0}
+"""The factors of the energy identity's relative tolerance (see ``_identity_tolerance``)."""
+
+IDENTITY_CAP = 0.5
+"""The energy identity's relative tolerance never exceeds this (see ``_identity_tolerance``)."""
+
+
+def _identity_tolerance(p, method, h, rtol):
+    """The relative tolerance of the energy identity over one frame.
+
+    The stepper integrates ``q' = (1/n) sum_i |v_i|^2`` with its own quadrature on the stages
+    (``Advance.speed_integral`` of :mod:`usaav_edu.dynamics.integrators`), so ``q`` and ``E``
+    of the computed state are both as accurate as the method: their difference over a frame is the
+    method's error in the direction of the gradient, of the step's order relative to the gain.
+
+    * RK4 (order 4): ``(h rate)^4`` with ``rate`` the contraction rate of :func:`_stiffness`;
+      measured ``5e-3 (h rate)^4`` at the default step (USA, beta = 1 and 6) and
+      ``3e-2 (h rate)^4`` at ``h rate = 1.4``: a margin of 30 or more.  Near the stability
+      bound (``h rate`` up to 1.39 for the linear profile) that is no limit at all, so the
+      tolerance is capped at ``IDENTITY_CAP = 0.5``: a frame whose energy gain and speed
+      integral differ by half is wrong whatever the step (a step beyond the bound gives
+      ``1``: ``E`` rose by 6.8 where the speeds integrate to 6e4).  Within the stability
+      bound a correct-looking run can still fail it: the linear profile at ``h rate = 1.38``
+      (stable, but its frames off by 0.56) is reported; at ``h rate = 1.1`` it is off by 0.24
+      and passes.
+    * Dormand-Prince: ``30 rtol`` (the local errors are kept below ``rtol`` times the state;
+      measured ``3 rtol`` at beta = 6 for ``rtol`` from 1e-6 to 1e-3), and ``rtol`` times the
+      energy scale besides (``_check_identity``): at ``rtol = 1e-8`` a frame near collapse
+      gains little and the errors of its many steps add up to ``1e-9`` of the energy.
+    """
+    if method == "rk4":
+        return min(IDENTITY_FACTOR["rk4"] * (h * _stiffness(p)) ** 4, IDENTITY_CAP)
+    return min(IDENTITY_FACTOR["dopri5"] * rtol, IDENTITY_CAP)
+
+
+def _check_identity(kernel, p, energies, times, f, method, h, rtol, atol, gain_q, slack,
+                    speed_slack):
+    """Raise IntegrationError unless ``E(t1) - E(t0) = int (1/n) sum_i |v_i|^2 dt`` on frame ``f``.
+
+    USA is the gradient ascent ``v_i = n grad_{y_i} E`` (in gauge coordinates), so
+    ``dE/dt = sum_i <grad_i E, v_i> = (1/n) sum_i |v_i|^2``.  A state off the flow whose energy
+    still rises (a step beyond the stability bound, or a stepper that errs) passes the
+    monotonicity check of ``_check_energy``; it does not pass this one.  The two sides may
+    differ by ``_identity_tolerance`` times the gain, plus the round-off of two energies
+    (``2 _energy_tolerance``, widened for Dormand-Prince by ``rtol``, the accuracy asked of the
+    state, as in the energy check), plus, with fast summation, the energies' and the speeds'
+    error bounds (``slack`` relative to the energy scale and ``speed_slack`` per unit time).
+    """
+    e_prev, e_now = energies[f - 1], energies[f]
+    gain_e = e_now - e_prev
+    span = times[f] - times[f - 1]
+    accuracy = slack + (rtol if method == "dopri5" else 0.0)
+    allowed = (_identity_tolerance(p, method, h, rtol) * max(abs(gain_e), abs(gain_q))
+               + 2.0 * _energy_tolerance(p, e_prev, e_now, accuracy) + speed_slack * span)
+    gap = abs(gain_e - gain_q)
+    if not gap > allowed:  # NaN passes here: a non-finite energy is reported by _check_energy
+        return
+    what = (f"the energy identity E(t1) - E(t0) = int (1/n) sum_i |v_i|^2 dt fails between "
+            f"t = {times[f - 1]:g} and t = {times[f]:g} ({_where(kernel)}): the energy rose by "
+            f"{gain_e:.10g}, the speeds integrate to {gain_q:.10g} (off by {gap:.3g}, allowed "
+            f"{allowed:.3g}), so the computed state left the flow: the integration is wrong. ")
+    if method == "rk4":
+        raise IntegrationError(what + _rk4_advice(p, h))
+    raise IntegrationError(what + f"Dormand-Prince with rtol = {rtol:g}, atol = {atol:g} is "
+                                  f"not accurate enough here; tighten rtol and atol.")
+
+
+
 def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=101,
              rtol=1e-8, atol=1e-10, frozen=None, seed=None, progress=False,
-             max_steps=DEFAULT_MAX_STEPS, summation="auto", tol=1e-10):
+             max_steps=DEFAULT_MAX_STEPS, summation="auto", tol=1e-10,
+             max_seconds=DEFAULT_MAX_SECONDS):
     """Integrate USA-AV from ``x0`` and return a :class:`Trajectory`.
 
     Parameters
@@ -419,12 +680,18 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     dt : float or None
         RK4 step bound (default :func:`~usaav_edu.solver.default_dt`).  The step used is
         ``t_max / (steps)``, the largest step <= dt that lands on every frame;
-        it is recorded in ``Trajectory.dt``.  For dopri5 ``dt`` is the first trial step.
+        it is recorded in ``Trajectory.dt``.  It must be within RK4's stability bound
+        ``2.785 / Lambda`` (``Lambda = 2 (1 + beta) e^beta max|b|`` for USA, ``2 (1 + beta)``
+        for SA, ``2 max|b|`` for the linear profile: ``_spectral_bound``); a larger step is
+        refused before the run (:class:`usaav_edu.solver.StepTooLargeError`).  For dopri5
+        ``dt`` is the first trial step.
     method : {"rk4", "dopri5"}
         A stepper of :data:`usaav_edu.dynamics.integrators.METHODS`: fixed-step RK4 or
         adaptive Dormand-Prince 5(4).
     n_frames : int
-        Number of stored frames, equally spaced on [0, t_max], >= 2.
+        Number of stored frames, equally spaced on [0, t_max], >= 2; their times must be
+        strictly increasing normal floating-point numbers (a ``t_max`` of ``5e-324`` is
+        refused).
     rtol, atol : float
         dopri5 tolerances.
     frozen : array_like of bool or None
@@ -456,7 +723,19 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         small runs sum directly, exactly as before.
     tol : float
         The relative error bound of fast summation, in ``(0, 1)`` (default 1e-10); checked
-        with any ``summation``, read only when the run sums fast.
+        with any ``summation``, read only when the run sums fast.  Fast summation refuses a
+        ``tol`` below its rounding floor :data:`usaav_edu.dynamics.fastsum.TOL_FLOOR`
+        (``1e-13``; ``"auto"`` then sums directly), and the recorded ``error_bound`` is at
+        least that floor.
+    max_seconds : float or None
+        The longest the run may be estimated to take (default ``DEFAULT_MAX_SECONDS`` = 3600;
+        None: no cap).  The estimate, on every path: velocity evaluations (steps times 4 for
+        RK4, 7 for dopri5, plus one per frame) times the cost of one evaluation by the
+        summation chosen (:func:`usaav_edu.dynamics.fastsum.estimated_seconds`).  The memory
+        (frames ``8 n_frames n d`` bytes, plus ``8 n^2`` for a dense bias with direct
+        summation) is estimated too and refused beyond the machine's physical memory, before
+        the bias matrix is built.  Each refusal is a ValueError with the estimate and what to
+        change.
 
     Returns
     -------
@@ -468,8 +747,12 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     Raises
     ------
     TypeError, ValueError
-        For bad input, a run estimated beyond ``max_steps``, or ``summation="fast"`` for a
-        model where fast summation does not apply.
+        For bad input, a run estimated beyond ``max_steps``, ``max_seconds`` or the memory,
+        frame times that coincide, or ``summation="fast"`` for a model where fast summation
+        does not apply.
+    usaav_edu.solver.StepTooLargeError
+        Before the run, for an RK4 step beyond the stability bound (both a ValueError and an
+        IntegrationError).
     IntegrationError
         When the state becomes non-finite, the adaptive step underflows or exceeds
         ``max_steps``, or the energy falls.  For every model but the
@@ -477,8 +760,11 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         ascent, SA a gradient ascent in another metric), so after every frame the energy is
         compared with the previous frame's: a fall beyond round-off
         (``_energy_tolerance``), plus twice the fast energy's error bound with fast
-        summation, means the step was unstable.  The variant is not a gradient flow and is
-        not checked.
+        summation, means the step was unstable.  For USA (every bias and gauge) the
+        energy identity ``E(t1) - E(t0) = int (1/n) sum_i |v_i|^2 dt`` is checked too, with
+        the speeds integrated by the stepper's own quadrature on its stages
+        (``_check_identity``): it sees a wrong state whose energy still rises.  The variant
+        is not a gradient flow and is not checked.
 
     References
     ----------
@@ -487,10 +773,11 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     """
     model = require_model(model)
     summation, tol, reason = _summation_args(model, summation, tol)
-    kernel = model.kernel(x0, xi, frozen, dense_bias=reason is not None)
     t_max = v.real_scalar("t_max", t_max, minimum=0.0, strict=True)
     method = v.choice("method", method, METHODS)
     n_frames = v.integer("n_frames", n_frames, minimum=2)
+    _preflight_memory(model, x0, reason, n_frames, method)
+    kernel = model.kernel(x0, xi, frozen, dense_bias=reason is not None)
     if dt is not None:
         dt = v.real_scalar("dt", dt, minimum=0.0, strict=True)
     rtol = v.real_scalar("rtol", rtol, minimum=0.0, strict=True)
@@ -499,9 +786,12 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
     if max_steps is not None:
         max_steps = v.integer("max_steps", max_steps, minimum=1)
+    if max_seconds is not None:
+        max_seconds = v.real_scalar("max_seconds", max_seconds, minimum=0.0, strict=True)
     if not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
 
+    times = _frame_times(t_max, n_frames)
     p = _rates(model, kernel.facts)
     stepper = integrators.METHODS[method]
     step = _default_step(p) if dt is None else dt
@@ -520,9 +810,12 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     else:
         h = t_max / ((n_frames - 1) * int(per_frame))
         h_min = h
+        _check_rk4_step(p, h, dt, t_max, n_frames, kernel)
 
     fast = _fast_kernel(kernel, summation, reason, tol)
     summation = "direct" if fast is None else "fast"
+    _check_work(model, kernel.n, kernel.d, n_frames, method, estimate, summation, tol,
+                kernel.dense_bias or fast is None, max_seconds, max_steps)
     if fast is None:
         kernel = kernel.with_dense_bias()
         field = _field(kernel)
@@ -532,8 +825,11 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         field = _FastField(fast, kernel.mobile)
         energy_of = lambda state: float(fast.energy(state))  # noqa: E731
         # each frame's energy is off by at most energy_bound times the energy scale
-        slack = 2.0 * float(fast.energy_bound)
-    times = np.linspace(0.0, t_max, n_frames)
+        slack = 2.0 * max(float(fast.energy_bound), fastsum.TOL_FLOOR)
+    # the energy identity holds for USA's gradient ascent in gauge coordinates (not for SA,
+    # whose metric weighs each token by its partition function, nor the unrotated variant)
+    identity = model.rotate_values and not p.sa
+    speed_slack = 0.0 if fast is None else _speed_slack(p, max(float(fast.bound), fastsum.TOL_FLOOR))
     state = (kernel.y0 if model.rotate_values else np.ascontiguousarray(kernel.x0.T)).copy()
     frames = np.empty((n_frames, kernel.n, kernel.d))
     energies = np.empty(n_frames)
@@ -558,7 +854,10 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
             frames[f] = state.T
             energies[f] = energy_of(state)
             if model.rotate_values:
-                _check_energy(kernel, p, energies, times, f, method, h, rtol, slack)
+                _check_energy(kernel, p, energies, times, f, method, h, rtol, atol, slack)
+            if identity:
+                _check_identity(kernel, p, energies, times, f, method, h, rtol, atol,
+                                res.speed_integral / kernel.n, slack, speed_slack)
             bar.update(times[f])
 
     # back from gauge coordinates once, a frame at a time in place (no second (F, n, d) array:
@@ -574,7 +873,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
                       seed=None if seed is None else int(seed), n_rhs=n_rhs,
                       steps_accepted=accepted, steps_rejected=rejected, version=__version__,
                       summation=summation, degree=None if fast is None else int(fast.degree),
-                      error_bound=None if fast is None else float(fast.bound))
+                      error_bound=None if fast is None else max(float(fast.bound), fastsum.TOL_FLOOR))
 
 
 def _where(kernel):
@@ -592,7 +891,7 @@ def _rk4_advice(p, h):
     return f"RK4 with the step {h:.3g} is unstable here. Use a smaller dt ({default}) or method='dopri5'."
 
 
-def _check_energy(kernel, p, energies, times, f, method, h, rtol, slack=0.0):
+def _check_energy(kernel, p, energies, times, f, method, h, rtol, atol, slack=0.0):
     """Raise IntegrationError if the energy fell from frame ``f - 1`` to ``f`` beyond round-off.
 
     ``slack`` widens the relative tolerance of ``_energy_tolerance`` by the error of the

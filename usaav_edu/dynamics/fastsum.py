@@ -60,8 +60,9 @@ and ``tol`` bounds ``err``.  With ``tau`` the truncation bound of the expansion
 
 The degree ``L`` is the smallest whose velocity bound is at most ``tol``
 (:func:`.expansions.select_degree`).  The bounds are those of the truncation; rounding adds
-about ``1e-16`` times the rank and is not part of them.  The coefficients are scaled by
-``e^{-|beta|}`` and the factor is applied at the end (:mod:`.expansions`), so nothing overflows
+to them, so ``tol`` below the rounding floor :data:`TOL_FLOOR` (``1e-13``) is refused.  The
+coefficients are scaled by ``e^{-|beta|}`` and the factor is applied at the end
+(:mod:`.expansions`), so nothing overflows
 before the result does.  For d = 3, beta = 1, tol = 1e-10: ``L = 10``, ``p = 121``.
 
 How the sums are computed:
@@ -115,6 +116,19 @@ from . import expansions as ex
 
 BIASES = ("none", "cosine", "distance")
 
+TOL_FLOOR = 1e-13
+"""The smallest ``tol`` a :class:`FastKernel` accepts: the rounding floor of its sums.
+
+The truncation bound can be made as small as one likes, the computed sums cannot: each moment
+adds ``n`` terms (chunk sums of up to ``CH = 256`` terms, then the chunks) and each velocity
+adds ``p`` feature terms of either sign, so the rounding error relative to the row mass is
+about ``(CH + n / CH + p) eps`` at worst: ``1e-13`` (450 eps) covers a rank ``p`` of a few
+hundred at n = 10^5, while the error measured against direct summation is a few ``1e-16``
+(the worst case is rarely reached, but it is the only bound that holds).  A ``tol`` below the
+floor would be recorded as an ``error_bound`` no double-precision run attains; it is refused,
+and a run's recorded bound is at least the floor (:func:`usaav_edu.simulate`).
+"""
+
 
 class FastKernel:
     """The velocity and energy of a model in gauge coordinates by truncated expansion.
@@ -130,7 +144,8 @@ class FastKernel:
     sa : bool
         SA normalization (``N_i = Z_i``); needs a non-negative bias.
     tol : float
-        The bound of the relative velocity error ``err`` (module docstring), in ``(0, 1)``.
+        The bound of the relative velocity error ``err`` (module docstring), in
+        ``[TOL_FLOOR, 1)``.
     bias : {"none", "cosine", "distance"}
         The bias.
     xi : array_like or None
@@ -163,7 +178,8 @@ class FastKernel:
     Raises
     ------
     TypeError, ValueError
-        Naming the argument, for bad input; ValueError if ``tol`` is out of reach.
+        Naming the argument, for bad input; ValueError if ``tol`` is out of reach or below
+        the rounding floor :data:`TOL_FLOOR`.
     """
 
     def __init__(self, d, beta, linear, sa, tol=1e-10, bias="none", xi=None, omega=None,
@@ -180,6 +196,12 @@ class FastKernel:
         self.tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
         if self.tol >= 1.0:
             raise ValueError(f"tol must be < 1, got {self.tol:g}")
+        if self.tol < TOL_FLOOR:
+            raise ValueError(f"tol = {self.tol:g} is below the rounding floor {TOL_FLOOR:g} of "
+                             f"fast summation: its sums of rank-many terms over n tokens are "
+                             f"rounded to about that, so no smaller error bound holds in double "
+                             f"precision. Use tol >= {TOL_FLOOR:g}, or summation='direct' (exact "
+                             f"to rounding)")
         self.bias = v.choice("bias", bias, BIASES)
         self.xi = self._positions(xi)
         self.n = None if self.xi is None else self.xi.shape[0]

@@ -75,6 +75,13 @@ class Advance(NamedTuple):
         Right-hand-side evaluations in this call.
     t : float
         The time reached (``t_end`` when ``outcome`` is ``Outcome.OK``).
+    speed_integral : float
+        ``int sum_i |v_i|^2 dt`` over the accepted steps, by the method's own quadrature on
+        its stages: ``sum_steps h sum_s b_s |k_s|^2`` (``|k_s|^2`` summed over every token and
+        coordinate).  This is the method applied to ``dq/dt = sum_i |v_i|^2`` alongside the
+        state, so it is as accurate as the state; for a gradient ascent of ``E`` with
+        ``v_i = n grad_i E`` it gives ``E(t_end) - E(t)`` times ``n`` (the energy identity that
+        :func:`usaav_edu.simulate` checks).
     """
 
     outcome: Outcome
@@ -83,6 +90,7 @@ class Advance(NamedTuple):
     rejected: int
     n_rhs: int
     t: float
+    speed_integral: float = 0.0
 
 
 class Control(NamedTuple):
@@ -301,6 +309,18 @@ def _all_finite(a):
 
 
 @njit(cache=True)
+def _weighted_squares(ks, w):
+    """``sum_s w[s] sum_{k, i} ks[s, k, i]^2`` over the first ``len(w)`` stages."""
+    total = 0.0
+    for s in range(w.shape[0]):
+        acc = 0.0
+        for v in ks[s].ravel():
+            acc += v * v
+        total += w[s] * acc
+    return total
+
+
+@njit(cache=True)
 def _combine(out, y, h, c, ks):
     """``out = y + h * sum_m c[m] ks[m]``."""
     d, n = y.shape
@@ -391,14 +411,16 @@ class FixedStepper:
         ks = np.empty((tab.stages,) + yt.shape)
         tmp = np.empty_like(yt)
         report = control.report
+        speed = 0.0
         for k in range(n_steps):
             _stages(tab, yt, h, field, ks, tmp)
             _combine(yt, yt, h, tab.weights, ks)
             if not _retract(yt, field.mobile, field.has_frozen):
-                return Advance(Outcome.NONFINITE, h, k, 0, (k + 1) * tab.stages, t + k * h)
+                return Advance(Outcome.NONFINITE, h, k, 0, (k + 1) * tab.stages, t + k * h, speed)
+            speed += h * _weighted_squares(ks, tab.weights)
             if report is not None:
                 report(t + (k + 1) * h)
-        return Advance(Outcome.OK, h, n_steps, 0, n_steps * tab.stages, t_end)
+        return Advance(Outcome.OK, h, n_steps, 0, n_steps * tab.stages, t_end, speed)
 
 
 class AdaptiveStepper:
@@ -474,9 +496,10 @@ class AdaptiveStepper:
         tmp = np.empty_like(yt)
         ynew = np.empty_like(yt)
         n_acc = n_rej = 0
+        speed = 0.0
 
         def result(outcome):
-            return Advance(outcome, h, n_acc, n_rej, per_step * (n_acc + n_rej), t)
+            return Advance(outcome, h, n_acc, n_rej, per_step * (n_acc + n_rej), t, speed)
 
         while t < t_end:
             if max_steps is not None and n_acc + n_rej >= max_steps:
@@ -492,6 +515,7 @@ class AdaptiveStepper:
                 yt[:] = ynew
                 if not _retract(yt, field.mobile, field.has_frozen):
                     return result(Outcome.NONFINITE)
+                speed += h_step * _weighted_squares(ks, tab.weights)
                 t = t_end if last else t + h_step
                 n_acc += 1
                 fac = 5.0 if err == 0.0 else min(5.0, max(0.2, 0.9 * err ** -0.2))
