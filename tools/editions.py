@@ -16,9 +16,9 @@ which
 3. loads this module as a Sphinx extension (``setup`` below), which in that build
 
    * leaves out every code cell tagged ``solution-check`` (:data:`STUDENT_TAG`), its code and its
-     outputs.  Tag a code cell so when it restates or verifies the answer of an exercise: the
-     check cell after a chapter's exercises, say, whose output prints the numbers the solutions
-     derive.  The cell still runs (the cache is shared with the full book, and later cells may use
+     outputs.  Give a code cell this tag when it restates or verifies the answer of an
+     exercise: the check cell after a chapter's exercises, say, whose output prints the numbers
+     the solutions derive.  The cell still runs (the cache is shared with the full book, and later cells may use
      its variables); only the page leaves it out;
    * turns every link to a page left out of the edition (``{doc}`` roles, Markdown links, ``{ref}``
      to a label of that page) into plain text: the link's own text, or the page's title;
@@ -34,7 +34,8 @@ which
      is found in any page of the site (code and outputs included: the text of the HTML) or in any
      downloadable source or notebook (its cells' code and outputs);
    * a downloadable notebook or MyST source still holds a cell tagged ``solution-check``;
-   * a code cell of the sources names an exercise label (``chN-ex-...``) but is not tagged.
+   * a code cell of the sources names the label of an exercise (``ch1-ex-stiffness``, say) but
+     is not tagged (the tagging rule, :func:`untagged_answer_cells`).
 
 Other commands: ``python tools/editions.py check SITE`` (exit 1 on any of these) and
 ``python tools/editions.py probes`` (print the sentences the check looks for).
