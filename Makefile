@@ -62,19 +62,25 @@ chromium:
 book: venv widget-js
 	$(STATIC_PAGE) $(VENV)/bin/jupyter-book build . -W -n --keep-going
 
-# unit tests, then the notebooks (nbval), then the book build, then the built pages in a browser
+# unit tests, then the notebooks (nbval), then the book build, then the student edition with its
+# check for answers (from the book build's execution cache: no notebook runs twice), then the
+# built pages in a browser
 test: venv widget-js chromium
 	$(PY) tools/check_workflow.py --self-check .github/workflows/*.yml
 	$(PY) -m pytest -q -n auto --dist loadfile tests --ignore=tests/browser --ignore=tests/test_slides_pdf.py
 	$(PY) -m pytest -q -n auto --dist loadfile --nbval-lax book/
 	$(STATIC_PAGE) $(VENV)/bin/jupyter-book build . -W -n --keep-going
+	$(STUDENT_EDITION)
 	$(PY) -m pytest -q tests/browser tests/test_slides_pdf.py
 
 # The seminar kit (README, "For instructors"): the student edition without solutions
 # (_build/student/_build/html), one reveal.js deck per chapter (_build/slides), and one PDF per
 # chapter and problem set printed by chromium from the built book (_build/pdf).
+# (tools/editions.py: builds with the execution cache of `make book`, so after it no notebook runs
+# again; with a cold cache the notebooks run, the edition is the same)
+STUDENT_EDITION = $(STATIC_PAGE) $(PY) tools/editions.py student -- -W -n --keep-going
 book-student: venv widget-js
-	$(STATIC_PAGE) $(PY) tools/editions.py student -- -W -n --keep-going
+	$(STUDENT_EDITION)
 
 slides: book
 	$(STATIC_PAGE) $(PY) tools/slides.py --out _build/slides
