@@ -705,12 +705,12 @@ def stored_points(store):
         raise ValueError(f"store {path} is not the store of a sweep "
                          f"({_message(exc)})") from None
     if "checksum" not in shapes:
-        raise ValueError(f"store {path} has no checksum per point (an older layout), so its "
-                         f"points cannot be verified")
+        raise ValueError(f"store {path} has no checksum per point (the layout of format 1), so "
+                         f"its points cannot be verified; run the sweep into a new store")
     for name, s in shapes.items():
         if s[:len(shape)] != shape:
-            raise ValueError(f"store {path} is damaged: the variable {name} has shape {s}, "
-                             f"session {shape}")
+            raise ValueError(f"store {path} is damaged: the variable {name} has shape {s}, the "
+                             f"variable session {shape}; run the sweep into a new store")
     _, finished, _ = _verify(path, group, shapes, shape)
     return int(finished.sum()), int(np.prod(shape, dtype=np.int64))
 
