@@ -4,6 +4,8 @@
   back as NaN), a flipped bit or a truncated chunk fails that check: ``stored_points`` does not
   count the point, and the resumed sweep runs it again (its session number shows the run) and
   returns what a clean run returns, with one warning naming the point.
+* ``read_store`` gives the store as the sweep's Dataset, verified: a damaged point is an error
+  naming it, a point not finished says so in ``error``.
 * A store whose layout was edited (a variable's shape) is refused in one line naming the store
   and the variable; a store of the format without checksums is refused.
 """
@@ -18,7 +20,7 @@ import zarr
 
 import usaav_edu as ue
 from usaav_edu import cli
-from usaav_edu.sweep import point_checksum, stored_points
+from usaav_edu.sweep import point_checksum, read_store, stored_points
 
 GRID = {"seed": [0, 1, 2]}
 KW = {"t_max": 1.0, "n": 8, "n_frames": 3, "progress": False}
@@ -82,6 +84,21 @@ def test_a_deleted_chunk_is_run_again_and_the_result_is_a_clean_run(clean, clien
     assert _session(store).tolist() == [1, 2, 1]  # only that point ran, in the second run
     assert again.identical(clean[1])
     assert stored_points(store) == (3, 3)
+
+
+def test_read_store_is_the_sweep_verified(clean, tmp_path):
+    ds = read_store(clean[0])
+    assert ds.drop_vars("session").identical(clean[1])
+    assert ds["session"].values.tolist() == [1, 1, 1]
+    store = _copy(clean, tmp_path)
+    os.remove(store / "clusters" / "2")
+    with pytest.raises(ValueError, match=r"the point \(seed=2\) failed verification \(its "
+                                         r"values do not match their checksum\); resume the"):
+        read_store(store)
+    os.remove(store / "session" / "2")  # the point is no longer finished: it reads as such
+    ds = read_store(store)
+    assert ds["error"].values.tolist() == ["", "", "not finished"]
+    assert np.isnan(ds["energy"].values[2]) and ds["session"].values.tolist() == [1, 1, 0]
 
 
 def test_a_flipped_bit_is_detected_and_the_point_runs_again(clean, client, tmp_path):

@@ -52,7 +52,8 @@ Design
   Reading it back verifies every finished point against its checksum: a point whose chunk is
   missing (it reads as NaN), altered (a flipped bit) or cannot be decoded (truncated) is
   damaged; a resumed sweep runs it again, with a ``RuntimeWarning`` naming it, and never
-  counts it as finished; :func:`stored_points` does not count it.  A store of format 1 (no
+  counts it as finished; :func:`stored_points` does not count it, :func:`read_store` (the
+  store as a Dataset, verified) names it in a ``ValueError``.  A store of format 1 (no
   checksums) is refused: its points cannot be verified.
 * **Failures.**  An exception inside a run (an ``IntegrationError``, a refused work estimate,
   a bad value in the grid) is that point's result: NaN diagnostics and its message in
@@ -538,17 +539,18 @@ def _point_value(x):
     return float(x)
 
 
-def _damage_message(path, layout, damaged):
-    """One line naming the damaged points of a store (the first three), why, and that they run."""
+def _damage_message(path, layout, damaged, running=True):
+    """One line naming the damaged points of a store (the first three) and why; that they run
+    again (``running``) or how to run them again."""
     items = list(damaged.items())
     if len(items) == 1:
         (index, why), = items
-        return (f"store {path}: the point {layout.label(index)} failed verification ({why}); "
-                f"it runs again")
+        then = "it runs again" if running else "resume the sweep to run it again"
+        return f"store {path}: the point {layout.label(index)} failed verification ({why}); {then}"
     named = "; ".join(f"{layout.label(i)}: {why}" for i, why in items[:3])
     more = f"; and {len(items) - 3} more" if len(items) > 3 else ""
-    return (f"store {path}: {len(items)} points failed verification and run again: "
-            f"{named}{more}")
+    then = "they run again" if running else "resume the sweep to run them again"
+    return (f"store {path}: {len(items)} points failed verification ({then}): {named}{more}")
 
 
 class _Store:
@@ -713,6 +715,63 @@ def stored_points(store):
                              f"variable session {shape}; run the sweep into a new store")
     _, finished, _ = _verify(path, group, shapes, shape)
     return int(finished.sum()), int(np.prod(shape, dtype=np.int64))
+
+
+def read_store(store):
+    """The Dataset of a sweep's store, every finished point verified against its checksum.
+
+    What ``xarray.open_zarr`` gives, checked: the layout against the sweep's arguments (kept in
+    the store's attributes), each finished point against the SHA-256 of its values.  A point
+    that is not finished has NaN diagnostics, ``session`` 0 and the ``error`` "not finished".
+
+    Parameters
+    ----------
+    store : str or os.PathLike
+        The Zarr directory of a sweep.
+
+    Returns
+    -------
+    xarray.Dataset
+        As :func:`usaav_edu.sweep` returns, with the variable ``session``.
+
+    Raises
+    ------
+    ValueError
+        If the path holds no store of a sweep, one of an older format, a damaged layout, or a
+        point that fails verification (naming it: resume the sweep to run it again).
+    """
+    import zarr
+
+    if not isinstance(store, (str, os.PathLike)):
+        raise TypeError(f"store must be a path (str or os.PathLike), got {type(store).__name__}")
+    path = os.path.abspath(os.fspath(store))
+    try:
+        group = zarr.open_group(path, mode="r", zarr_format=2)
+        arguments = json.loads(group.attrs["sweep_arguments"])
+        attrs = dict(group.attrs)
+        pairs = [(k, list(vals)) for k, vals in arguments["grid"]]
+        settings = {"time_series": bool(arguments["time_series"]),
+                    "n_frames": int(arguments["n_frames"]), "t_max": arguments["t_max"]}
+        extra = dict(arguments["extra"])
+    except Exception as exc:
+        raise ValueError(f"store {path} is not the store of a sweep ({_message(exc)})") from None
+    if arguments.get("format") != FORMAT:
+        raise ValueError(f"store {path} has the layout of format {arguments.get('format')}, "
+                         f"without a checksum per point, so its points cannot be verified")
+    layout = _Layout(pairs, settings, extra)
+    coords = dict(zip(layout.keys, layout.values))
+    _check_layout(path, zarr.open_group(path, mode="r", zarr_format=2, use_consolidated=False),
+                  layout.stored(), coords)
+    _check_layout(path, group, layout.stored(), coords)
+    values, finished, damaged = _verify(path, group, layout.stored(), layout.shape)
+    if damaged:
+        raise ValueError(_damage_message(path, layout, damaged, running=False))
+    arrays = layout.empty()
+    for name in arrays:
+        arrays[name][finished] = values[name][finished]
+    arrays["error"][~finished] = "not finished"
+    session = np.where(finished, values["session"], 0).astype(np.int32)
+    return _dataset(layout, arrays, attrs, {"session": session})
 
 
 # ---------------------------------------------------------------------------------------- Dask
