@@ -73,6 +73,18 @@ def test_a_sweep_at_the_top_level_of_a_script_runs_once(tmp_path):
     assert run.stdout.splitlines() == ["top level", f"usa {energies}", f"own {energies} ['', '']"]
 
 
+def test_a_worker_that_cannot_start_is_one_line_not_a_hang(monkeypatch, capsys):
+    from usaav_edu import cli
+
+    monkeypatch.setattr(sys.modules["usaav_edu.sweep"], "_WORKER_PROCESS",
+                        "import sys; sys.exit(7)")
+    assert cli.main(["sweep", "--experiment", "usa", "--grid", "seed=0:2", "--n", "8",
+                     "--tau", "1", "--workers", "1"]) == 1
+    assert capsys.readouterr().err == ("usaav-edu: error: a worker of the local cluster exited "
+                                       "with status 7 before it connected (its messages are "
+                                       "on stderr)\n")
+
+
 def _serial(name, t_max, keywords, **solver):
     model, x0, xi = experiments.setup(name, **keywords)
     traj = ue.simulate(model, x0, xi, t_max=t_max, **solver)

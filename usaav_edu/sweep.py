@@ -860,7 +860,8 @@ def _local_cluster(workers):
     refuse to run) and this process's ``sys.path``.  The workers ignore Ctrl-C: a Ctrl-C in a
     terminal goes to every process of the foreground group, and only this one should answer
     it, by closing the cluster.  Returns once every worker is connected; a worker that exits
-    first, or that does not connect within :data:`WORKER_START_TIMEOUT`, is a ``RuntimeError``.
+    first is a ``ChildProcessError``, one that does not connect within
+    :data:`WORKER_START_TIMEOUT` a ``TimeoutError`` (both ``OSError``).
     """
     import time
 
@@ -883,10 +884,11 @@ def _local_cluster(workers):
             codes = [w.process.returncode for w in cluster.workers.values()
                      if w.process is not None and w.process.returncode is not None]
             if codes:
-                raise RuntimeError(f"a worker of the local cluster exited with status "
-                                   f"{codes[0]} before it connected (its messages are above)")
+                raise ChildProcessError(f"a worker of the local cluster exited with status "
+                                        f"{codes[0]} before it connected (its messages are on "
+                                        f"stderr)")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the local cluster's workers did not connect within "
+                raise TimeoutError(f"the local cluster's workers did not connect within "
                                    f"{WORKER_START_TIMEOUT:g} s")
             time.sleep(0.05)
     except BaseException:
