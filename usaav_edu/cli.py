@@ -31,7 +31,9 @@ out of memory, a file that cannot be written), 130 for Ctrl-C.
         --tau 20 --store sweep.zarr [--scheduler tcp://HOST:8786]
 
 With ``--store`` an interrupted sweep (Ctrl-C: one line, exit status 130) is resumed by the
-same command, which runs only the points that are not in the store.
+same command, which runs only the points that are not in the store, and again those whose
+stored values fail their checksum (one warning line naming them); a store whose layout was
+edited is refused in one line.
 """
 
 import argparse

@@ -43,9 +43,9 @@ Design
   written to a temporary file and renamed (Zarr's local store), so a kill at any moment leaves
   each chunk old or new, never torn.  A finished point writes its diagnostics first, then
   their SHA-256 (``checksum``, :func:`point_checksum`), its ``session`` number last; only
-  points with a session are finished, so a point killed half-written runs again.  The store's attributes hold the sweep's arguments (JSON) and their
-  SHA-256, the fingerprint; a store with another fingerprint is refused with a ``ValueError``
-  naming what differs.  Points that are finished are read back, the others run.
+  points with a session are finished, so a point killed half-written runs again.  The
+  store's attributes hold the sweep's arguments (JSON) and their SHA-256, the fingerprint; a
+  store with another fingerprint is refused with a ``ValueError`` naming what differs.  Points that are finished are read back, the others run.
 * **Verification.**  Opening a store checks its layout: every variable present with the shape,
   chunks and kind the grid gives, the coordinates equal to the grid (in the per-array and in
   the consolidated metadata); otherwise a ``ValueError`` names the store and the variable.
