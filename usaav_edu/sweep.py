@@ -72,6 +72,7 @@ import logging
 import numbers
 import os
 import shutil
+import signal
 import sys
 import uuid
 import warnings
@@ -801,6 +802,9 @@ def _worker_process_class():
     ``spawn`` or ``forkserver`` imports the caller's main module again, which re-runs a
     script whose sweep sits at its top level (and starts a cluster in every worker); a
     ``fork`` child copies the caller's threads' state (Numba's thread pool, the event loop).
+    Each worker process leads a process group of its own (so a Ctrl-C in the terminal does
+    not reach it), which closing the cluster kills whole; if this process dies first, the
+    workers exit once they lose the scheduler.
     """
     from distributed.deploy.spec import ProcessInterface
 
@@ -817,37 +821,21 @@ def _worker_process_class():
             env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable, "-c", _WORKER_PROCESS, self.scheduler, json.dumps(options),
-                stdin=asyncio.subprocess.DEVNULL, env=env)
+                stdin=asyncio.subprocess.DEVNULL, env=env, process_group=0)
             await super().start()
 
         async def close(self):
-            _kill_tree(self.process)
+            # the scheduler has retired the worker: end the process group of the nanny, its
+            # worker and their resource tracker at once
             if self.process is not None:
+                try:
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
                 await self.process.wait()
             await super().close()
 
     return WorkerProcess
-
-
-def _kill_tree(process):
-    """Kill a worker process and the processes it started (its worker)."""
-    import psutil
-
-    if process is None or process.returncode is not None:
-        return
-    try:
-        children = psutil.Process(process.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        return
-    for child in children:
-        try:
-            child.kill()
-        except psutil.NoSuchProcess:
-            pass
-    try:
-        process.kill()
-    except ProcessLookupError:
-        pass
 
 
 def _local_cluster(workers):
