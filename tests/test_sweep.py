@@ -9,6 +9,9 @@
   naming the points kept; a store made with other arguments is refused, naming what differs.
 * A real ``dask scheduler`` with two ``dask worker`` processes on 127.0.0.1 gives the result of
   the local cluster.
+* A script with a sweep at its top level (no ``if __name__ == "__main__":``) runs once: the
+  local cluster's workers do not import it again.
+* A malformed ``--grid``, ``--set`` or ``--scheduler`` is one line naming the flag.
 """
 import os
 import signal
@@ -41,6 +44,45 @@ def client():
     yield c
     c.close()
     cluster.close()
+
+
+def test_a_sweep_at_the_top_level_of_a_script_runs_once(tmp_path):
+    # the script imports a set-up of its own from a module beside it, and is run from another
+    # folder: the workers find that module (they get the caller's sys.path)
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "mysetup.py").write_text(
+        "from usaav_edu import experiments\n\n"
+        "def cell(seed):\n"
+        "    return experiments.setup('usa', n=8, seed=seed)\n")
+    (folder / "plain.py").write_text(
+        "import usaav_edu as ue\n"
+        "import mysetup\n"
+        "print('top level', flush=True)\n"
+        "ds = ue.sweep('usa', {'seed': [0, 1]}, n=8, t_max=1.0, n_frames=3, workers=2,\n"
+        "              progress=False)\n"
+        "print('usa', ds['energy'].values.tolist())\n"
+        "own = ue.sweep(mysetup.cell, {'seed': [0, 1]}, t_max=1.0, n_frames=3, workers=2,\n"
+        "               progress=False)\n"
+        "print('own', own['energy'].values.tolist(), own['error'].values.tolist())\n")
+    run = subprocess.run([sys.executable, str(folder / "plain.py")], cwd=tmp_path, env=ENV,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr and "Nanny failed" not in run.stderr, run.stderr
+    energies = [_serial("usa", 1.0, {"n": 8, "seed": s}, n_frames=3)[1]["energy"] for s in (0, 1)]
+    assert run.stdout.splitlines() == ["top level", f"usa {energies}", f"own {energies} ['', '']"]
+
+
+def test_a_worker_that_cannot_start_is_one_line_not_a_hang(monkeypatch, capsys):
+    from usaav_edu import cli
+
+    monkeypatch.setattr(sys.modules["usaav_edu.sweep"], "_WORKER_PROCESS",
+                        "import sys; sys.exit(7)")
+    assert cli.main(["sweep", "--experiment", "usa", "--grid", "seed=0:2", "--n", "8",
+                     "--tau", "1", "--workers", "1"]) == 1
+    assert capsys.readouterr().err == ("usaav-edu: error: a worker of the local cluster exited "
+                                       "with status 7 before it connected (its messages are "
+                                       "on stderr)\n")
 
 
 def _serial(name, t_max, keywords, **solver):
@@ -281,9 +323,48 @@ def test_a_real_scheduler_and_two_workers_give_the_local_result(tmp_path, client
                 p.wait()
     assert all(p.poll() is not None for p in procs)
     assert "6 points, 6 run now, 0 from the store" in remote.stdout
-    a = xr.open_zarr(tmp_path / "remote.zarr").load().drop_vars("session")
+    a = xr.open_zarr(tmp_path / "remote.zarr").load().drop_vars(["session", "checksum"])
     a = a.assign({name: a[name].astype(object) for name in ("phase", "error")})
     b = ue.sweep("distance_bias", {"lam": [0.5, 2.0], "seed": [0, 1, 2]}, n=20, t_max=5.0,
                  client=client, progress=False)
     assert a.identical(b) and (a["error"] == "").all()
     assert remote.stdout.endswith(sweep_table(b) + "\n")
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--grid", "seed=0:4:0"], "--grid 'seed=0:4:0': the step must not be zero"),
+    (["--grid", "seed=0:x"], "--grid 'seed=0:x': the stop 'x' is not an integer"),
+    (["--grid", "seed=0:4:1:2"], "--grid 'seed=0:4:1:2': start:stop[:step] is for the integer"),
+    (["--grid", "seed=0:1000000000"], "--grid 'seed=0:1000000000': 1000000000 values, more than"),
+    (["--grid", "seed=0,1,0"], "--grid 'seed=0,1,0': 0 is given twice"),
+    (["--grid", "seed=-1,2"], "--grid seed: -1 is below 0"),
+    (["--grid", "beta=1,nan"], "--grid beta: 'nan' is not a finite number"),
+    (["--grid", "beta=1e400"], "--grid beta: '1e400' is not a finite number"),
+    (["--grid", "omega=1"], "--grid omega: the usa experiment does not read omega"),
+    (["--grid", "n=4,8", "--n", "8"], "--n and --grid n both give n; give it once"),
+    (["--grid", "seed=0:2", "--set", "beta=inf"], "--set beta: 'inf' is not a finite number"),
+    (["--grid", "seed=0:2", "--set", "lam=1"], "--set lam: the usa experiment does not read lam"),
+    (["--grid", "seed=0:2", "--scheduler", "host:notaport"],
+     "--scheduler 'host:notaport': give an address like tcp://HOST:8786"),
+    (["--grid", "seed=0:2", "--scheduler", "tcp://host:notaport"],
+     "--scheduler 'tcp://host:notaport': the port 'notaport' is not a number from 1 to 65535"),
+    (["--grid", "seed=0:2", "--scheduler", "tcp://127.0.0.1:99999"],
+     "--scheduler 'tcp://127.0.0.1:99999': the port '99999' is not a number from 1 to 65535"),
+    (["--grid", "seed=0:2", "--scheduler", "tcp://:8786"],
+     "--scheduler 'tcp://:8786': give an address like tcp://HOST:8786"),
+    (["--grid", "seed=0:2", "--scheduler", "foo://127.0.0.1:8786"],
+     "--scheduler 'foo://127.0.0.1:8786': give an address like tcp://HOST:8786"),
+])
+def test_a_malformed_flag_of_the_sweep_is_one_line_naming_it(flags, message, capsys):
+    from usaav_edu import cli
+
+    assert cli.main(["sweep", "--experiment", "usa", "--tau", "1", *flags]) == 2
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.split("\n") if ln]
+    assert len(lines) == 1 and lines[0].startswith("usaav-edu: error: " + message), err
+
+
+def test_a_scheduler_address_the_api_cannot_parse_names_the_client():
+    with pytest.raises(ValueError, match=r"client 'tcp://host:notaport' is not a scheduler "
+                                         r"address"):
+        ue.sweep("usa", {"seed": [0]}, n=8, t_max=1.0, client="tcp://host:notaport")

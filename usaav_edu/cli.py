@@ -31,10 +31,13 @@ out of memory, a file that cannot be written), 130 for Ctrl-C.
         --tau 20 --store sweep.zarr [--scheduler tcp://HOST:8786]
 
 With ``--store`` an interrupted sweep (Ctrl-C: one line, exit status 130) is resumed by the
-same command, which runs only the points that are not in the store.
+same command, which runs only the points that are not in the store, and again those whose
+stored values fail their checksum (one warning line naming them); a store whose layout was
+edited is refused in one line.
 """
 
 import argparse
+import math
 import os
 import sys
 
@@ -212,6 +215,9 @@ def _bench(a):
 # the setup keywords a --grid or --set may name, and which of them are integers
 SWEEP_KEYS = ("n", "d", "beta", "omega", "n_prompts", "lam", "seed")
 SWEEP_INTEGERS = ("n", "d", "n_prompts", "seed")
+SWEEP_MINIMUM = {"n": 1, "d": 2, "n_prompts": 1, "seed": 0}
+"""The least value of each integer key of ``--grid`` and ``--set``."""
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
 SUMMARY_ROWS = 40
 
 
@@ -244,15 +250,62 @@ def _sweep_parser(sub):
 
 
 def _sweep_value(flag, key, text):
+    """One value of ``--grid`` or ``--set``: an integer >= its minimum, or a finite number."""
     if key in SWEEP_INTEGERS:
         try:
-            return int(text)
+            value = int(text)
         except ValueError:
             raise ValueError(f"{flag} {key}: {text!r} is not an integer") from None
+        if value < SWEEP_MINIMUM[key]:
+            raise ValueError(f"{flag} {key}: {value} is below {SWEEP_MINIMUM[key]}")
+        return value
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise ValueError(f"{flag} {key}: {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{flag} {key}: {text!r} is not a finite number")
+    return value
+
+
+def _sweep_range(text, key, values):
+    """``start:stop[:step]`` of an integer key as a range (stop excluded, step not zero)."""
+    from .sweep import MAX_POINTS
+
+    parts = values.split(":")
+    if len(parts) > 3 or key not in SWEEP_INTEGERS:
+        raise ValueError(f"--grid {text!r}: start:stop[:step] is for the integer keys "
+                         f"({', '.join(SWEEP_INTEGERS)})")
+    bounds = []
+    for name, part in zip(("start", "stop", "step"), parts):
+        try:
+            bounds.append(int(part))
+        except ValueError:
+            raise ValueError(f"--grid {text!r}: the {name} {part!r} is not an integer") from None
+    if len(bounds) == 3 and bounds[2] == 0:
+        raise ValueError(f"--grid {text!r}: the step must not be zero")
+    r = range(*bounds)
+    if len(r) == 0:
+        raise ValueError(f"--grid {text!r}: the range is empty")
+    if len(r) > MAX_POINTS:
+        raise ValueError(f"--grid {text!r}: {len(r)} values, more than a sweep's "
+                         f"{MAX_POINTS}; split it into several sweeps")
+    for value in (r[0], r[-1]):
+        _sweep_value("--grid", key, str(value))
+    return list(r)
+
+
+def sweep_scheduler(text):
+    """Check a ``--scheduler`` address, ``SCHEME://HOST:PORT``, and return it."""
+    scheme, sep, rest = text.partition("://")
+    host, colon, port = rest.rpartition(":")
+    if not sep or scheme not in SCHEDULER_SCHEMES or not colon or not host.strip("[]"):
+        raise ValueError(f"--scheduler {text!r}: give an address like tcp://HOST:8786 (scheme "
+                         f"{', '.join(SCHEDULER_SCHEMES)})")
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError(f"--scheduler {text!r}: the port {port!r} is not a number from 1 to "
+                         f"65535")
+    return text
 
 
 def _sweep_pair(flag, text):
@@ -281,26 +334,29 @@ def sweep_grid(items):
     Raises
     ------
     ValueError
-        Naming the flag, for a malformed item, an unknown or repeated key or an empty range.
+        Naming the flag, for a malformed item, an unknown or repeated key or value, a value
+        out of range, an empty range, a zero step, or more than ``sweep.MAX_POINTS`` points.
     """
+    from .sweep import MAX_POINTS
+
     grid = {}
     for text in items:
         key, values = _sweep_pair("--grid", text)
         if key in grid:
             raise ValueError(f"--grid {key} is given twice")
         if ":" in values:
-            parts = values.split(":")
-            if len(parts) > 3 or key not in SWEEP_INTEGERS:
-                raise ValueError(f"--grid {text!r}: start:stop[:step] is for the integer keys "
-                                 f"({', '.join(SWEEP_INTEGERS)})")
-            numbers = [_sweep_value("--grid", key, p) for p in parts]
-            grid[key] = list(range(*numbers))
-            if not grid[key]:
-                raise ValueError(f"--grid {text!r}: the range is empty")
+            grid[key] = _sweep_range(text, key, values)
         else:
             grid[key] = [_sweep_value("--grid", key, p.strip()) for p in values.split(",")]
+            twice = sorted({x for x in grid[key] if grid[key].count(x) > 1})
+            if twice:
+                raise ValueError(f"--grid {text!r}: {twice[0]:g} is given twice")
     if not grid:
         raise ValueError("--grid: give at least one, e.g. --grid seed=0:8")
+    points = math.prod(len(values) for values in grid.values())
+    if points > MAX_POINTS:
+        raise ValueError(f"--grid: {points} points, more than a sweep's {MAX_POINTS}; split it "
+                         f"into several sweeps")
     return grid
 
 
@@ -329,12 +385,22 @@ def sweep_settings(a):
         if key in fixed or key in grid:
             raise ValueError(f"--set {key}: the key is given twice (or is also a --grid key)")
         fixed[key] = _sweep_value("--set", key, value)
+    e = experiments.get(a.experiment)
+    reads = {"n", "d", "seed", *e.parameters}
+    for flag, keys in (("--grid", grid), ("--set", fixed)):
+        for key in keys:
+            if key not in reads:
+                raise ValueError(f"{flag} {key}: the {e.name} experiment does not read {key} (it "
+                                 f"reads {', '.join(sorted(reads))})")
     keywords = {"t_max": v.real_scalar("--tau", a.tau, minimum=0.0, strict=True),
                 "method": a.method, "n_frames": v.integer("--frames", a.frames, minimum=2),
                 "tol": v.real_scalar("--tol", a.tol, minimum=0.0, strict=True), "fixed": fixed}
     for flag, key in (("n", "n"), ("d", "d")):
         value = getattr(a, flag)
         if value is not None:
+            if key in grid or key in fixed:
+                where = "--grid" if key in grid else "--set"
+                raise ValueError(f"--{flag} and {where} {key} both give {key}; give it once")
             keywords[key] = v.integer(f"--{flag}", value, minimum=1 if flag == "n" else 2)
     if a.dt is not None:
         keywords["dt"] = v.real_scalar("--dt", a.dt, minimum=0.0, strict=True)
@@ -352,9 +418,7 @@ def sweep_settings(a):
             raise ValueError("--workers sizes the local cluster; leave it out with --scheduler")
         keywords["workers"] = v.integer("--workers", a.workers, minimum=1)
     if a.scheduler is not None:
-        if not isinstance(a.scheduler, str) or "://" not in a.scheduler:
-            raise ValueError(f"--scheduler {a.scheduler!r}: give an address like tcp://HOST:8786")
-        keywords["client"] = a.scheduler
+        keywords["client"] = sweep_scheduler(a.scheduler)
     if a.store is not None:
         if not a.store.strip():
             raise ValueError("--store must name a folder, got an empty path")
@@ -410,8 +474,19 @@ def sweep_table(ds):
     return "\n".join(lines)
 
 
+def _warning_line(message, category, filename, lineno, file=None, line=None):
+    """Show a warning of the sweep as one line on stderr: ``usaav-edu: warning: ...``."""
+    stream = sys.stderr
+    if not getattr(stream, "at_line_start", True):
+        stream.write("\n")
+    stream.write("usaav-edu: warning: " + " ".join(str(message).split()) + "\n")
+    stream.flush()
+
+
 def _sweep(a, record):
-    from .sweep import stored_points, sweep
+    import warnings
+
+    from .sweep import SchedulerUnreachable, stored_points, sweep
 
     experiment, grid, keywords = sweep_settings(a)
     store = keywords.get("store")
@@ -419,7 +494,12 @@ def _sweep(a, record):
     if store is not None:
         before = stored_points(store)[0]
     try:
-        ds = sweep(experiment, grid, **keywords)
+        with warnings.catch_warnings():
+            warnings.showwarning = _warning_line
+            ds = sweep(experiment, grid, **keywords)
+    except SchedulerUnreachable as exc:
+        raise OSError(f"--scheduler {a.scheduler}: no Dask scheduler answers there "
+                      f"({exc.reason})") from None
     except KeyboardInterrupt:
         if store is not None:
             done, total = stored_points(store)

@@ -22,10 +22,14 @@ Design
   Dataset holds the numbers a serial loop gives.  The kernels sum in one fixed order below
   ``usaav_edu.dynamics.rhs.PARALLEL_MIN`` (300) tokens; above it the order depends on Numba's
   thread count, so there a sweep equals a serial loop run with the workers' thread count (one).
-* **The cluster.**  With no ``client`` the sweep starts a ``dask.distributed.LocalCluster``
-  sized to the machine (``dask.system.CPU_COUNT`` worker processes, which respects a cgroup CPU
-  quota, at most one per point), one thread each, with ``NUMBA_NUM_THREADS=1`` in the workers so
-  that two kernels never compete for one core, and closes it at the end.  A
+* **The cluster.**  With no ``client`` the sweep starts a local cluster sized to the machine
+  (``dask.system.CPU_COUNT`` worker processes, which respects a cgroup CPU quota, at most one
+  per point), one thread each, with ``NUMBA_NUM_THREADS=1`` in the workers so that two kernels
+  never compete for one core, and closes it at the end.  Its scheduler runs in this process and
+  each worker is a new interpreter running a ``distributed.Nanny``, not a ``multiprocessing``
+  child of this process: such a child imports the caller's main module again, so that a script
+  with a sweep at its top level (no ``if __name__ == "__main__":``) would run again in every
+  worker.  The workers get this process's ``sys.path``.  A
   ``distributed.Client`` or a scheduler address (``"tcp://host:8786"``) runs the same tasks on
   that cluster unchanged; start its workers with ``--nthreads 1`` and ``NUMBA_NUM_THREADS=1``.
 * **Compilation.**  The workers load the compiled kernels from Numba's disk cache
@@ -37,11 +41,20 @@ Design
   ``""``) in a temporary folder beside it and renamed into place, so a store either exists
   complete or not at all.  Each variable is chunked one grid point per chunk and every chunk is
   written to a temporary file and renamed (Zarr's local store), so a kill at any moment leaves
-  each chunk old or new, never torn.  A finished point writes its diagnostics first and its
-  ``session`` number last; only points with a session are finished, so a point killed
-  half-written runs again.  The store's attributes hold the sweep's arguments (JSON) and their
-  SHA-256, the fingerprint; a store with another fingerprint is refused with a ``ValueError``
-  naming what differs.  Points that are finished are read back, the others run.
+  each chunk old or new, never torn.  A finished point writes its diagnostics first, then
+  their SHA-256 (``checksum``, :func:`point_checksum`), its ``session`` number last; only
+  points with a session are finished, so a point killed half-written runs again.  The
+  store's attributes hold the sweep's arguments (JSON) and their SHA-256, the fingerprint; a
+  store with another fingerprint is refused with a ``ValueError`` naming what differs.  Points that are finished are read back, the others run.
+* **Verification.**  Opening a store checks its layout: every variable present with the shape,
+  chunks and kind the grid gives, the coordinates equal to the grid (in the per-array and in
+  the consolidated metadata); otherwise a ``ValueError`` names the store and the variable.
+  Reading it back verifies every finished point against its checksum: a point whose chunk is
+  missing (it reads as NaN), altered (a flipped bit) or cannot be decoded (truncated) is
+  damaged; a resumed sweep runs it again, with a ``RuntimeWarning`` naming it, and never
+  counts it as finished; :func:`stored_points` does not count it, :func:`read_store` (the
+  store as a Dataset, verified) names it in a ``ValueError``.  A store of format 1 (no
+  checksums) is refused: its points cannot be verified.
 * **Failures.**  An exception inside a run (an ``IntegrationError``, a refused work estimate,
   a bad value in the grid) is that point's result: NaN diagnostics and its message in
   ``error``; the point is finished and is not run again.  A task lost with its worker (the
@@ -73,8 +86,8 @@ from ._version import __version__
 from .progress import DELAY, INTERVAL
 from .solver import DEFAULT_MAX_STEPS, METHODS, simulate
 
-FORMAT = 1
-"""The version of the store layout (part of the fingerprint)."""
+FORMAT = 2
+"""The version of the store layout (part of the fingerprint); 2 adds the per-point checksum."""
 FINAL = ("energy", "energy_bound", "spread", "dirac_distance", "clusters", "orbit_residual")
 """The final diagnostics of every point (:func:`usaav_edu.diagnostics.summary`)."""
 SERIES = ("energy", "spread", "dirac_distance", "clusters")
@@ -91,8 +104,12 @@ DESCRIPTIONS = {
     "phase": "collapse, great circle or other (spectral.classify), empty in d = 2",
     "error": "the failure of this point, empty if it ran",
     "session": "the run of the sweep that finished this point (0: not finished)",
+    "checksum": "SHA-256 of the point's stored values (verified when the store is read)",
 }
-_RESERVED = set(FINAL) | set(TEXT) | {f"{s}_series" for s in SERIES} | {"time", "session"}
+MAX_POINTS = 100_000
+"""The most points a sweep runs (a store keeps a dozen files per point); split larger ones."""
+_RESERVED = (set(FINAL) | set(TEXT) | {f"{s}_series" for s in SERIES}
+             | {"time", "session", "checksum"})
 _MAX_MESSAGE = 2000
 
 
@@ -127,6 +144,9 @@ def _check_grid(grid):
                              f"rename the parameter")
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
             raise TypeError(f"grid[{key!r}] must be a list of values, got {type(values).__name__}")
+        if hasattr(values, "__len__") and len(values) > MAX_POINTS:
+            raise ValueError(f"grid[{key!r}] holds {len(values)} values, more than a sweep's "
+                             f"{MAX_POINTS} points; split it into several sweeps")
         values = [_grid_value(key, x) for x in values]
         if not values:
             raise ValueError(f"grid[{key!r}] must not be empty")
@@ -141,6 +161,10 @@ def _check_grid(grid):
         pairs.append((key, values))
     if not pairs:
         raise ValueError("grid must have at least one key")
+    points = int(np.prod([len(vals) for _, vals in pairs], dtype=np.float64))
+    if points > MAX_POINTS:
+        raise ValueError(f"grid: {points} points, more than a sweep's {MAX_POINTS}; split it "
+                         f"into several sweeps")
     return pairs
 
 
@@ -312,6 +336,17 @@ class _Layout:
     def points(self):
         return list(np.ndindex(*self.shape))
 
+    def label(self, index):
+        """The point ``index`` as ``(beta=1.0, seed=3)``."""
+        return "(" + ", ".join(f"{k}={vals[i]!r}" if isinstance(vals[i], str) else f"{k}={vals[i]}"
+                               for k, vals, i in zip(self.keys, self.values, index)) + ")"
+
+    def stored(self):
+        """The variables of a store, with the shape of each: the result's, session, checksum."""
+        shapes = {name: self.shape for name in [*self.numbers, *TEXT, "session", "checksum"]}
+        shapes.update({name: self.shape + (self.frames,) for name in self.series})
+        return shapes
+
     def keywords(self, fixed, index):
         return {**fixed, **{k: vals[i] for k, vals, i in zip(self.keys, self.values, index)}}
 
@@ -333,12 +368,12 @@ class _Layout:
             arrays[name][index] = result.get(name, "")
 
 
-def _dataset(layout, arrays, attrs, extra_session=None):
+def _dataset(layout, arrays, attrs, bookkeeping=None):
     import xarray as xr
 
     data = {name: (layout.dims(name), arrays[name]) for name in arrays}
-    if extra_session is not None:
-        data["session"] = (layout.dims("session"), extra_session)
+    for name, values in (bookkeeping or {}).items():  # session and checksum, in a store
+        data[name] = (layout.dims(name), values)
     ds = xr.Dataset(data, coords=layout.coords(), attrs=attrs)
     for name in ds.data_vars:
         base = name[:-len("_series")] if name.endswith("_series") else name
@@ -361,8 +396,167 @@ def _differences(stored, now, prefix=""):
     return lines
 
 
+def point_checksum(index, values):
+    """SHA-256 of one point's stored values: what a store keeps to verify the point.
+
+    The hash runs over the point's index and, in the order of the names, each variable's name
+    and value: a float (or a series) as its little-endian float64 bytes (every NaN as one
+    NaN), an integer as int64, a string as UTF-8, each with its length.  A chunk deleted
+    (read back as the fill value), a flipped bit or a chunk copied from another point changes
+    it.
+
+    Parameters
+    ----------
+    index : tuple of int
+        The point's index in the grid.
+    values : dict
+        Variable name -> the point's value (float, int, str or a 1-d array of floats).
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+    """
+    h = hashlib.sha256(f"usaav-edu sweep point {FORMAT} {tuple(int(i) for i in index)}".encode())
+    for name in sorted(values):
+        value = values[name]
+        if isinstance(value, str):
+            data = b"s" + value.encode("utf-8")
+        elif isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool):
+            data = b"i" + np.int64(value).tobytes()
+        else:
+            x = np.array(value, dtype="<f8").ravel()
+            x[np.isnan(x)] = np.nan
+            data = b"f" + x.tobytes()
+        for part in (name.encode(), data):
+            h.update(len(part).to_bytes(8, "little") + part)
+    return h.hexdigest()
+
+
+def _kind(dtype):
+    """The kind of a stored variable: "f" (float64), "i" (integer) or "s" (string)."""
+    if dtype.kind in "iu":
+        return "i"
+    if dtype.kind == "f":
+        return "f"
+    return "s"
+
+
+class _Damaged(ValueError):
+    """A store whose layout is not the one its sweep writes (not one point: the store)."""
+
+
+def _check_layout(path, group, shapes, coords):
+    """Check that ``group`` holds every variable with its shape and chunks, and the grid's
+    coordinates; raise :class:`_Damaged` naming the store and the variable otherwise."""
+    names = set(group.array_keys())
+    for name, shape in shapes.items():
+        if name not in names:
+            raise _Damaged(f"store {path} is damaged: the variable {name} is missing; run the "
+                           f"sweep into a new store")
+        a = group[name]
+        chunks = (1,) * len(coords) + tuple(shape[len(coords):])
+        want = "i" if name == "session" else "s" if name in TEXT or name == "checksum" else "f"
+        if tuple(a.shape) != shape or tuple(a.chunks) != chunks or _kind(a.dtype) != want:
+            raise _Damaged(f"store {path} is damaged: the variable {name} has shape "
+                           f"{tuple(a.shape)}, chunks {tuple(a.chunks)} and dtype {a.dtype}, "
+                           f"the sweep writes {shape}, {chunks} and "
+                           f"{ {'f': 'float64', 'i': 'int32', 's': 'str'}[want]}; run the sweep "
+                           f"into a new store")
+    for key, values in coords.items():
+        try:
+            stored = [x.item() if hasattr(x, "item") else x for x in group[key][...]]
+        except Exception as exc:
+            raise _Damaged(f"store {path} is damaged: its coordinate {key} cannot be read "
+                           f"({_message(exc)}); run the sweep into a new store") from None
+        if stored != list(values):
+            raise _Damaged(f"store {path} is damaged: its coordinate {key} holds {stored}, the "
+                           f"grid {list(values)}; run the sweep into a new store")
+
+
+def _read_points(array, shape):
+    """The values of a stored variable, and the points whose chunk cannot be read.
+
+    Every chunk at once; if that fails (a truncated or garbled chunk), point by point, so that
+    one bad chunk names its point and costs only that point.
+    """
+    kind = _kind(array.dtype)
+    try:
+        values = np.asarray(array[...])
+        return (values.astype(object) if kind == "s" else values), {}
+    except Exception:
+        pass
+    values = np.empty(array.shape, dtype=object if kind == "s" else np.float64 if kind == "f"
+                      else np.int64)
+    bad = {}
+    for index in np.ndindex(*shape):
+        try:
+            values[index] = array[index]
+        except Exception as exc:
+            bad[index] = _message(exc)
+            values[index] = "" if kind == "s" else 0
+    return values, bad
+
+
+def _verify(path, group, shapes, points):
+    """Read a store's variables and verify every finished point against its checksum.
+
+    Returns ``(values, finished, damaged)``: the variables (name -> array), the points that
+    are finished and verified (a boolean array), and the damaged points (index -> why): a
+    finished point whose values do not match their checksum, or any point with a chunk that
+    cannot be read.  A point is finished when its session number (written last) is positive.
+    """
+    values, unreadable = {}, {}
+    for name in shapes:
+        values[name], bad = _read_points(group[name], points)
+        for index, message in bad.items():
+            unreadable.setdefault(index, f"its chunk of {name} cannot be read ({message})")
+    session = values["session"]
+    finished = np.zeros(points, dtype=bool)
+    damaged = {}
+    for index in np.ndindex(*points):
+        if index in unreadable:  # chunks are renamed into place whole: this is damage
+            damaged[index] = unreadable[index]
+            continue
+        if session[index] <= 0:
+            continue  # never finished (or killed before its last write): it runs
+        point = {name: _point_value(values[name][index])
+                 for name in shapes if name != "checksum"}
+        if values["checksum"][index] != point_checksum(index, point):
+            damaged[index] = ("its values do not match their checksum" if
+                              values["checksum"][index] else "it has no checksum")
+            continue
+        finished[index] = True
+    return values, finished, damaged
+
+
+def _point_value(x):
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, (str, np.str_)):
+        return str(x)
+    if isinstance(x, (numbers.Integral, np.integer)):
+        return int(x)
+    return float(x)
+
+
+def _damage_message(path, layout, damaged, running=True):
+    """One line naming the damaged points of a store (the first three) and why; that they run
+    again (``running``) or how to run them again."""
+    items = list(damaged.items())
+    if len(items) == 1:
+        (index, why), = items
+        then = "it runs again" if running else "resume the sweep to run it again"
+        return f"store {path}: the point {layout.label(index)} failed verification ({why}); {then}"
+    named = "; ".join(f"{layout.label(i)}: {why}" for i, why in items[:3])
+    more = f"; and {len(items) - 3} more" if len(items) > 3 else ""
+    then = "they run again" if running else "resume the sweep to run them again"
+    return (f"store {path}: {len(items)} points failed verification ({then}): {named}{more}")
+
+
 class _Store:
-    """The Zarr store of a sweep: created whole, checked against the arguments, written per point.
+    """The Zarr store of a sweep: created whole, checked against the arguments and its layout,
+    written per point, every finished point verified against its checksum when read.
     """
 
     def __init__(self, path, layout, arguments, fingerprint, attrs):
@@ -374,8 +568,20 @@ class _Store:
             self._check(arguments, fingerprint)
         else:
             self._create(attrs)
-        self.group = zarr.open_group(self.path, mode="r+", zarr_format=2)
-        self.arrays = {name: self.group[name] for name in self.group.array_keys()}
+        try:
+            self.group = zarr.open_group(self.path, mode="r+", zarr_format=2,
+                                         use_consolidated=False)
+            coords = dict(zip(layout.keys, layout.values))
+            _check_layout(self.path, self.group, layout.stored(), coords)
+            consolidated = zarr.open_group(self.path, mode="r", zarr_format=2)
+            _check_layout(self.path, consolidated, layout.stored(), coords)
+        except _Damaged:
+            raise
+        except Exception as exc:
+            raise _Damaged(f"store {self.path} is damaged: its metadata cannot be read "
+                           f"({_message(exc)}); run the sweep into a new store") from None
+        self.arrays = {name: self.group[name] for name in layout.stored()}
+        self.stale = set()
 
     def _check(self, arguments, fingerprint):
         import zarr
@@ -387,9 +593,14 @@ class _Store:
         except Exception as exc:
             raise ValueError(f"store {self.path} exists and is not the store of a sweep "
                              f"({_message(exc)}); give a new path") from None
-        if stored is None or stored_args is None:
+        if stored is None or not isinstance(stored_args, dict):
             raise ValueError(f"store {self.path} exists and is not the store of a sweep (no "
                              f"fingerprint); give a new path")
+        if stored_args.get("format") != FORMAT:
+            raise ValueError(f"store {self.path} has the layout of format "
+                             f"{stored_args.get('format')}, without a checksum per point, so its "
+                             f"points cannot be verified; this version writes format {FORMAT}: "
+                             f"run the sweep into a new store")
         if stored != fingerprint:
             diffs = _differences(stored_args, arguments) or ["the fingerprint"]
             raise ValueError(f"store {self.path} holds a sweep with other arguments: "
@@ -399,8 +610,9 @@ class _Store:
     def _create(self, attrs):
         layout = self.layout
         arrays = layout.empty()
-        session = np.zeros(layout.shape, dtype=np.int32)
-        ds = _dataset(layout, arrays, attrs, session)
+        bookkeeping = {"session": np.zeros(layout.shape, dtype=np.int32),
+                       "checksum": np.full(layout.shape, "", dtype=object)}
+        ds = _dataset(layout, arrays, attrs, bookkeeping)
         one = (1,) * len(layout.keys)
         encoding = {name: {"chunks": one + ((layout.frames,) if name in layout.series else ())}
                     for name in ds.data_vars}
@@ -421,34 +633,46 @@ class _Store:
             shutil.rmtree(tmp, ignore_errors=True)
 
     def load(self, arrays):
-        """Copy the finished points into ``arrays``; return the session array."""
-        session = np.asarray(self.arrays["session"][...])
-        done = session > 0
+        """Copy the finished, verified points into ``arrays``.
+
+        Returns ``(last, finished, damaged)``: the largest session number in the store, the
+        verified finished points (a boolean array) and the points that fail verification
+        (index -> why), which run again.
+        """
+        values, finished, damaged = _verify(self.path, self.group, self.layout.stored(),
+                                            self.layout.shape)
+        self.stale = {index for index in damaged if values["session"][index] != 0}
         for name in arrays:
-            stored = np.asarray(self.arrays[name][...])
-            if name in TEXT:
-                stored = np.array([str(x) for x in stored.ravel()],
-                                  dtype=object).reshape(stored.shape)
-            arrays[name][done] = stored[done]
-        return session
+            arrays[name][finished] = values[name][finished]
+        return int(values["session"].max(initial=0)), finished, damaged
 
     def write(self, index, result, session):
-        """Write one finished point: its diagnostics first, its session number last.
+        """Write one finished point: its values, then their checksum, its session number last.
 
         Every variable is written, NaN where the point has no value (it failed), so that
-        nothing of an earlier, unfinished write of the same point is left.
+        nothing of an earlier, unfinished write of the same point is left.  A point killed
+        before its session number is written is not finished and runs again.
         """
+        point = {}
         for name in self.layout.numbers:
-            self.arrays[name][index] = result.get(name, np.nan)
+            point[name] = float(result.get(name, np.nan))
         for name in self.layout.series:
-            self.arrays[name][index] = result.get(name, np.full(self.layout.frames, np.nan))
+            point[name] = np.asarray(result.get(name, np.full(self.layout.frames, np.nan)),
+                                     dtype=np.float64)
         for name in TEXT:
-            self.arrays[name][index] = result.get(name, "")
+            point[name] = str(result.get(name, ""))
+        point["session"] = int(session)
+        if index in self.stale:  # a damaged point, finished before: unfinished while rewritten
+            self.arrays["session"][index] = 0
+        for name, value in point.items():
+            if name != "session":
+                self.arrays[name][index] = value
+        self.arrays["checksum"][index] = point_checksum(index, point)
         self.arrays["session"][index] = session
 
 
 def stored_points(store):
-    """How many points of a sweep's store are finished, and how many the grid has.
+    """How many points of a sweep's store are finished and verified, and how many the grid has.
 
     Parameters
     ----------
@@ -458,12 +682,13 @@ def stored_points(store):
     Returns
     -------
     tuple of int
-        ``(finished, total)``; ``(0, 0)`` if there is no store at that path yet.
+        ``(finished, total)``, counting only the finished points whose values match their
+        checksum; ``(0, 0)`` if there is no store at that path yet.
 
     Raises
     ------
     ValueError
-        If the path holds something that is not the store of a sweep.
+        If the path holds something that is not the store of a sweep, or a damaged one.
     """
     import zarr
 
@@ -471,45 +696,203 @@ def stored_points(store):
         raise TypeError(f"store must be a path (str or os.PathLike), got {type(store).__name__}")
     if not os.path.exists(store):
         return 0, 0
+    path = os.fspath(store)
     try:
-        session = np.asarray(zarr.open_group(os.fspath(store), mode="r",
-                                             zarr_format=2)["session"][...])
+        group = zarr.open_group(path, mode="r", zarr_format=2)
+        session = group["session"]
+        shape = tuple(session.shape)
+        names = [n for n in group.array_keys()
+                 if tuple(group[n].attrs.get("_ARRAY_DIMENSIONS", ())) != (n,)]
+        shapes = {n: tuple(group[n].shape) for n in names}
     except Exception as exc:
-        raise ValueError(f"store {os.fspath(store)} is not the store of a sweep "
+        raise ValueError(f"store {path} is not the store of a sweep "
                          f"({_message(exc)})") from None
-    return int((session > 0).sum()), int(session.size)
+    if "checksum" not in shapes:
+        raise ValueError(f"store {path} has no checksum per point (the layout of format 1), so "
+                         f"its points cannot be verified; run the sweep into a new store")
+    for name, s in shapes.items():
+        if s[:len(shape)] != shape:
+            raise ValueError(f"store {path} is damaged: the variable {name} has shape {s}, the "
+                             f"variable session {shape}; run the sweep into a new store")
+    _, finished, _ = _verify(path, group, shapes, shape)
+    return int(finished.sum()), int(np.prod(shape, dtype=np.int64))
+
+
+def read_store(store):
+    """The Dataset of a sweep's store, every finished point verified against its checksum.
+
+    What ``xarray.open_zarr`` gives, checked: the layout against the sweep's arguments (kept in
+    the store's attributes), each finished point against the SHA-256 of its values.  A point
+    that is not finished has NaN diagnostics, ``session`` 0 and the ``error`` "not finished".
+
+    Parameters
+    ----------
+    store : str or os.PathLike
+        The Zarr directory of a sweep.
+
+    Returns
+    -------
+    xarray.Dataset
+        As :func:`usaav_edu.sweep` returns, with the variable ``session``.
+
+    Raises
+    ------
+    ValueError
+        If the path holds no store of a sweep, one of an older format, a damaged layout, or a
+        point that fails verification (naming it: resume the sweep to run it again).
+    """
+    import zarr
+
+    if not isinstance(store, (str, os.PathLike)):
+        raise TypeError(f"store must be a path (str or os.PathLike), got {type(store).__name__}")
+    path = os.path.abspath(os.fspath(store))
+    try:
+        group = zarr.open_group(path, mode="r", zarr_format=2)
+        arguments = json.loads(group.attrs["sweep_arguments"])
+        attrs = dict(group.attrs)
+        pairs = [(k, list(vals)) for k, vals in arguments["grid"]]
+        settings = {"time_series": bool(arguments["time_series"]),
+                    "n_frames": int(arguments["n_frames"]), "t_max": arguments["t_max"]}
+        extra = dict(arguments["extra"])
+    except Exception as exc:
+        raise ValueError(f"store {path} is not the store of a sweep ({_message(exc)})") from None
+    if arguments.get("format") != FORMAT:
+        raise ValueError(f"store {path} has the layout of format {arguments.get('format')}, "
+                         f"without a checksum per point, so its points cannot be verified")
+    layout = _Layout(pairs, settings, extra)
+    coords = dict(zip(layout.keys, layout.values))
+    _check_layout(path, zarr.open_group(path, mode="r", zarr_format=2, use_consolidated=False),
+                  layout.stored(), coords)
+    _check_layout(path, group, layout.stored(), coords)
+    values, finished, damaged = _verify(path, group, layout.stored(), layout.shape)
+    if damaged:
+        raise ValueError(_damage_message(path, layout, damaged, running=False))
+    arrays = layout.empty()
+    for name in arrays:
+        arrays[name][finished] = values[name][finished]
+    arrays["error"][~finished] = "not finished"
+    session = np.where(finished, values["session"], 0).astype(np.int32)
+    return _dataset(layout, arrays, attrs, {"session": session})
 
 
 # ---------------------------------------------------------------------------------------- Dask
+_WORKER_PROCESS = """\
+import asyncio, json, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+address, options = sys.argv[1], json.loads(sys.argv[2])
+sys.path[:] = options.pop("sys_path")
+from distributed import Nanny
+
+async def serve():
+    async with Nanny(address, **options) as nanny:
+        await nanny.finished()
+
+asyncio.run(serve())
+"""
+"""The program of a worker process of the local cluster: a ``distributed.Nanny`` (which starts
+and restarts the worker itself), with Ctrl-C ignored and the caller's ``sys.path``."""
+WORKER_START_TIMEOUT = 120.0
+"""Seconds the local cluster's workers may take to connect before the sweep gives up."""
+
+
+def _worker_process_class():
+    """The ``SpecCluster`` worker that runs :data:`_WORKER_PROCESS` in a new interpreter.
+
+    A new interpreter (``python -c``), not a ``multiprocessing`` child: a child started by
+    ``spawn`` or ``forkserver`` imports the caller's main module again, which re-runs a
+    script whose sweep sits at its top level (and starts a cluster in every worker); a
+    ``fork`` child copies the caller's threads' state (Numba's thread pool, the event loop).
+    Each worker process leads a process group of its own (so a Ctrl-C in the terminal does
+    not reach it), which closing the cluster kills whole; if this process dies first, the
+    workers exit once they lose the scheduler.
+    """
+    from distributed.deploy.spec import ProcessInterface
+
+    class WorkerProcess(ProcessInterface):
+        def __init__(self, scheduler, name=None, **options):
+            super().__init__()
+            self.scheduler, self.name, self.options = scheduler, name, options
+            self.process = None
+
+        async def start(self):
+            import asyncio
+
+            options = {**self.options, "name": self.name, "sys_path": list(sys.path)}
+            env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", _WORKER_PROCESS, self.scheduler, json.dumps(options),
+                stdin=asyncio.subprocess.DEVNULL, env=env, process_group=0)
+            await super().start()
+
+        async def close(self):
+            # the scheduler has retired the worker: end the process group of the nanny, its
+            # worker and their resource tracker at once
+            if self.process is not None:
+                try:
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                await self.process.wait()
+            await super().close()
+
+    return WorkerProcess
+
+
 def _local_cluster(workers):
     """A local cluster of ``workers`` processes with one thread each, and its client.
 
-    ``NUMBA_NUM_THREADS=1`` is in this process's environment while the workers are spawned
-    (and put back afterwards), so each worker sees it from its first import on: a worker
-    that imported Numba under one value and were handed another later would refuse to run.
-    Ctrl-C is ignored while they start (a second or two), so that they ignore it too: a Ctrl-C
-    in a terminal goes to every process of the foreground group, and only this one should
-    answer it, by closing the cluster.
+    The scheduler runs in this process; every worker is a new interpreter (not a
+    ``multiprocessing`` child, which would import the caller's script again, see
+    :func:`_worker_process_class`) with ``NUMBA_NUM_THREADS=1`` in its environment from the
+    start (a worker that imported Numba under one value and were handed another later would
+    refuse to run) and this process's ``sys.path``.  The workers ignore Ctrl-C: a Ctrl-C in a
+    terminal goes to every process of the foreground group, and only this one should answer
+    it, by closing the cluster.  Returns once every worker is connected; a worker that exits
+    first is a ``ChildProcessError``, one that does not connect within
+    :data:`WORKER_START_TIMEOUT` a ``TimeoutError`` (both ``OSError``).
     """
-    from dask.distributed import Client, LocalCluster
+    import time
 
-    before = os.environ.get("NUMBA_NUM_THREADS")
-    os.environ["NUMBA_NUM_THREADS"] = "1"
-    try:  # the workers ignore Ctrl-C (an ignored signal stays ignored in a child): this process
-        handler = signal.signal(signal.SIGINT, signal.SIG_IGN)  # handles it and closes them
-    except ValueError:  # not the main thread: leave the signals alone
-        handler = None
+    from dask.distributed import Client, Scheduler, SpecCluster
+    from distributed.worker_memory import parse_memory_limit
+
+    worker = {"cls": _worker_process_class(),
+              "options": {"nthreads": 1, "host": "127.0.0.1", "dashboard": False,
+                          "silence_logs": logging.CRITICAL, "death_timeout": 60,
+                          "memory_limit": parse_memory_limit("auto", 1, workers,
+                                                             logger=logging.getLogger(__name__))}}
+    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "port": 0,
+                                                 "dashboard_address": "127.0.0.1:0"}}
+    cluster = SpecCluster(workers={i: worker for i in range(workers)}, scheduler=scheduler,
+                          silence_logs=logging.CRITICAL, name="sweep")
+    client = Client(cluster)
     try:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
-    finally:
-        if handler is not None:
-            signal.signal(signal.SIGINT, handler)
-        if before is None:
-            del os.environ["NUMBA_NUM_THREADS"]
-        else:
-            os.environ["NUMBA_NUM_THREADS"] = before
-    return Client(cluster), cluster
+        deadline = time.monotonic() + WORKER_START_TIMEOUT
+        while len(client.nthreads()) < workers:
+            codes = [w.process.returncode for w in cluster.workers.values()
+                     if w.process is not None and w.process.returncode is not None]
+            if codes:
+                raise ChildProcessError(f"a worker of the local cluster exited with status "
+                                        f"{codes[0]} before it connected (its messages are on "
+                                        f"stderr)")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the local cluster's workers did not connect within "
+                                   f"{WORKER_START_TIMEOUT:g} s")
+            time.sleep(0.05)
+    except BaseException:
+        client.close()
+        cluster.close()
+        raise
+    return client, cluster
+
+
+class SchedulerUnreachable(OSError):
+    """No Dask scheduler answers at the address given as ``client`` (``address``, ``reason``).
+    """
+
+    def __init__(self, address, reason):
+        self.address, self.reason = address, _message(reason)
+        super().__init__(f"client: no Dask scheduler answers at {address} ({self.reason})")
 
 
 def _connect(client, workers, n_points):
@@ -526,7 +909,10 @@ def _connect(client, workers, n_points):
         try:
             c = Client(client, timeout="20s")
         except OSError as exc:
-            raise OSError(f"client: no Dask scheduler answers at {client} ({exc})") from None
+            raise SchedulerUnreachable(client, exc) from None
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"client {client!r} is not a scheduler address ({_message(exc)}); "
+                             f"give one like 'tcp://127.0.0.1:8786'") from None
         return c, [c]
     if isinstance(client, Client):
         return client, []
@@ -691,9 +1077,12 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
     target = None if store is None else _Store(store, layout, arguments, fingerprint, attrs)
     points = layout.points()
     if target is not None:
-        session = target.load(arrays)
-        this_session = int(session.max()) + 1
-        points = [p for p in points if session[p] == 0]
+        last, finished, damaged = target.load(arrays)
+        this_session = last + 1
+        points = [p for p in points if not finished[p]]
+        if damaged:
+            warnings.warn(_damage_message(target.path, layout, damaged),
+                          RuntimeWarning, stacklevel=2)
     task = {"experiment": experiment if name is None else name, "settings": settings,
             "extra": extra, "t_max": t_max if callable(t_max) else None}
 
