@@ -7,6 +7,8 @@ clamped or repaired.
 """
 from __future__ import annotations
 
+import difflib
+import inspect
 import numbers
 
 import numpy as np
@@ -16,6 +18,46 @@ from ..trajectory import Trajectory
 
 real = v.real_scalar
 integer = v.integer
+FOREIGN = ("ipywidgets", "traitlets", "builtins")
+"""Packages whose constructors take any keyword (traitlets only warns about unknown ones)."""
+
+
+def accepted_keywords(cls) -> tuple[set, set]:
+    """The keywords the constructor of the widget class ``cls`` accepts: ``(parameters, traits)``.
+
+    The parameters are those of every ``__init__`` along ``cls``'s method resolution order up to
+    ipywidgets' own (each passes what it does not read to the next); the traits are the public
+    traits of the widget (``layout``, ``children``, ...), which ipywidgets sets from keywords.
+    """
+    params = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass.__module__.split(".")[0] in FOREIGN:
+            continue
+        for p in inspect.signature(init).parameters.values():
+            if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                params.add(p.name)
+    traits = {t for t in cls.class_trait_names() if not t.startswith("_")}
+    return params, traits
+
+
+def keywords(cls, kwargs: dict, where: str | None = None) -> dict:
+    """``kwargs`` if the constructor of ``cls`` accepts every one; else TypeError naming the first
+    unknown keyword (with the closest accepted one) and listing the accepted ones.
+
+    ipywidgets only warns about a keyword it does not know and drops it, so a misspelt
+    ``widht=500`` would draw the default width without a word.
+    """
+    params, traits = accepted_keywords(cls)
+    unknown = [k for k in kwargs if k not in params and k not in traits]
+    if not unknown:
+        return kwargs
+    key = unknown[0]
+    close = difflib.get_close_matches(str(key), sorted(params | traits), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    where = f"{cls.__name__}()" if where is None else where
+    raise TypeError(f"{where} got an unexpected keyword argument {key!r}{hint}; it accepts "
+                    f"{', '.join(sorted(params))} and the widget traits {', '.join(sorted(traits))}")
 
 
 def flag(name: str, value) -> bool:

@@ -237,6 +237,7 @@ class ExperimentDashboard(widgets.VBox):
                  t_max: float = 20.0, n_frames: int = 101, debounce: float = 0.3,
                  player: dict | None = None, live: bool | None = None,
                  help_url: str = RUNNING_NOTEBOOKS_URL, **kwargs):
+        c.keywords(type(self), kwargs)
         names = list(experiments.NAMES)
         if name not in names:
             raise ValueError(f"name must be one of {names}, got {name!r}")
@@ -252,6 +253,8 @@ class ExperimentDashboard(widgets.VBox):
         self.debounce = c.real("debounce", debounce, minimum=0.0)
         if player is not None and not isinstance(player, dict):
             raise TypeError(f"player must be a dict of TrajectoryPlayer keywords, got {type(player).__name__}")
+        if player is not None:
+            c.keywords(TrajectoryPlayer, player, "player (TrajectoryPlayer keywords)")
         self.live = live_kernel(live)
         help_url = c.text("help_url", help_url)
         super().__init__(**kwargs)

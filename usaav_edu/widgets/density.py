@@ -229,6 +229,7 @@ class DensityView(SphereView):
                  duration: float = 8.0, max_bytes: int = 900_000, max_frames: int | None = None,
                  loop: str = "LoopRepeat", coords=(0, 1, 2), width: int = 460,
                  height: int = 400, title: str | None = None, **kwargs):
+        c.keywords(type(self), kwargs)
         c.trajectory(trajectory)
         x = np.asarray(trajectory.x)
         n_frames, n, d = x.shape

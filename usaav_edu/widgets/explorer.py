@@ -301,6 +301,7 @@ class Explorer(widgets.VBox):
     def __init__(self, runs, parameters="beta", *, max_bytes: int = 2_500_000, play: bool = True,
                  duration: float = 8.0, width: int = 380, height: int = 340,
                  caption: str | None = None, **kwargs):
+        c.keywords(type(self), kwargs)
         if not isinstance(runs, dict):
             raise TypeError(f"runs must be a dict {{parameter value: Trajectory}}, got {type(runs).__name__}")
         parameters = _parameters(parameters)
@@ -491,6 +492,7 @@ class Explorer(widgets.VBox):
         from .. import experiments
         from .. import solver as package_solver
 
+        c.keywords(cls, kwargs, "Explorer.from_experiment()")
         if not isinstance(grid, dict) or not 1 <= len(grid) <= 2:
             raise TypeError(f"grid must be a dict of one or two setup keywords to lists of values, got {grid!r}")
         fixed = {} if fixed is None else fixed

@@ -142,6 +142,7 @@ class TrajectoryPlayer(SphereView):
     def __init__(self, trajectory, *, duration: float = 8.0, max_bytes: int = 900_000,
                  max_frames: int | None = None, loop: str = "LoopRepeat", frame: int = 0,
                  **kwargs):
+        c.keywords(type(self), kwargs)
         self.duration = c.real("duration", duration, minimum=0.0, strict=True)
         self.max_bytes = c.integer("max_bytes", max_bytes, minimum=1)
         self.max_frames = None if max_frames is None else c.integer("max_frames", max_frames, minimum=2)

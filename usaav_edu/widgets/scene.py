@@ -119,6 +119,7 @@ class SphereView(widgets.VBox):
                  coords=(0, 1, 2), width: int = 460, height: int = 400,
                  token_radius: float | None = None, title: str | None = None,
                  max_tokens: int = 256, **kwargs):
+        c.keywords(type(self), kwargs)
         if trajectory is not None and x is not None:
             raise ValueError("give either trajectory or x (raw points), not both")
         if trajectory is not None and (xi is not None or labels is not None):

@@ -100,6 +100,7 @@ class TwinView(widgets.VBox):
                  max_frames: int | None = None, loop: str = "LoopRepeat", coords=(0, 1, 2),
                  width: int = 330, height: int = 310, max_tokens: int = 256,
                  titles=TITLES, **kwargs):
+        c.keywords(type(self), kwargs)
         c.trajectory(trajectory)
         y = _gauge_frames(trajectory)
         self.duration = c.real("duration", duration, minimum=0.0, strict=True)
