@@ -146,7 +146,8 @@ class Trajectory:
         added).  It is first written to a temporary file ``.tmp-XXXXXXXX`` in the
         same folder and then renamed over ``path`` with ``os.replace``, so an
         interrupted save leaves any previous file at ``path`` intact and no partial
-        file behind.  Everything :func:`check_target` refuses (an empty path, a
+        file behind.  The trajectory is first checked as :meth:`load` checks a file, so
+        nothing is written that would not load back.  Everything :func:`check_target` refuses (an empty path, a
         directory, a FIFO, a device or a socket, a read-only file, a missing or
         read-only folder, a name too long for the folder) is refused with ValueError
         before anything is written.  A symbolic link stays a link: the file it points
@@ -161,15 +162,14 @@ class Trajectory:
         ------
         TypeError
             If the model has a user-defined gauge or bias (named in the message): its
-            parameters cannot be written.  Nothing is written and the trajectory is unchanged.
+            parameters cannot be written; or if ``model`` is not a Model.  Nothing is written
+            and the trajectory is unchanged.
         ValueError
-            For a path that cannot be written.
+            For a path that cannot be written, or a trajectory that :meth:`load` would refuse
+            (its arrays are checked as ``load`` checks them, before anything is written).
         """
+        arrays = _savable(self)
         target = check_target(path)
-        meta = self.metadata()
-        frozen = np.zeros(self.n, dtype=bool) if self.frozen is None else self.frozen
-        arrays = dict(t=self.t, x=self.x, xi=self.xi, energy=self.energy, frozen=frozen,
-                      metadata=np.array(json.dumps(meta)))
         folder = os.path.dirname(target) or os.curdir
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX)
         try:
@@ -261,6 +261,25 @@ class Trajectory:
 
 
 # ---------------------------------------------------------------------- file checks
+def _savable(traj):
+    """The arrays ``save`` writes, after the checks ``load`` makes on them (TypeError, ValueError)."""
+    if not isinstance(traj.model, Model):
+        raise TypeError(f"the trajectory's model must be a usaav_edu Model, got "
+                        f"{type(traj.model).__name__}")
+    meta = traj.metadata()
+    x = np.asarray(traj.x)
+    frozen = np.zeros(x.shape[1] if x.ndim == 3 else 0, dtype=bool) if traj.frozen is None \
+        else np.asarray(traj.frozen)
+    arrays = dict(t=np.asarray(traj.t), x=x, xi=np.asarray(traj.xi),
+                  energy=np.asarray(traj.energy), frozen=frozen)
+    text = np.array(json.dumps(meta))
+    try:
+        _build(Trajectory, dict(arrays), _metadata(text))
+    except _Invalid as exc:
+        raise ValueError(f"the trajectory cannot be saved, it would not load back: {exc}") from None
+    return dict(arrays, metadata=text)
+
+
 def check_target(path, *, name="path", nbytes=None):
     """Check that a trajectory can be saved to ``path``; return the file that ``save`` replaces.
 
@@ -535,6 +554,8 @@ def _metadata(arr):
         meta = json.loads(str(arr[()]))
     except json.JSONDecodeError as exc:
         raise _Invalid(f"metadata is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise _Invalid("metadata nests deeper than JSON can be read") from None
     if not isinstance(meta, dict):
         raise _Invalid(f"metadata must be a JSON object, got {type(meta).__name__}")
     missing = [k for k in METADATA if k not in meta]
@@ -545,7 +566,7 @@ def _metadata(arr):
         warnings.warn(f"ignoring metadata keys this version does not know: {unknown} (a file from a newer "
                       f"version?)", stacklevel=3)
     if meta["method"] not in METHODS:
-        raise _Invalid(f"metadata: method must be one of {list(METHODS)}, got {meta['method']!r}")
+        raise _Invalid(f"metadata: method must be one of {list(METHODS)}, got {v.shown(meta['method'])}")
     for key in ("dt", "rtol", "atol"):
         if meta[key] is not None:
             meta[key] = v.real_scalar(f"metadata {key}", meta[key], minimum=0.0, strict=True)
@@ -559,7 +580,7 @@ def _metadata(arr):
             meta[key] = None
     _summation(meta)
     if not isinstance(meta["version"], str):
-        raise _Invalid(f"metadata: version must be a string, got {meta['version']!r}")
+        raise _Invalid(f"metadata: version must be a string, got {v.shown(meta['version'])}")
     if not isinstance(meta["model"], dict):
         raise _Invalid(f"metadata: model must be a JSON object, got {type(meta['model']).__name__}")
     try:
@@ -575,17 +596,17 @@ def _summation(meta):
     if summation is None:
         summation = meta["summation"] = "direct"
     if summation not in SUMMATIONS:
-        raise _Invalid(f"metadata: summation must be one of {list(SUMMATIONS)}, got {summation!r}")
+        raise _Invalid(f"metadata: summation must be one of {list(SUMMATIONS)}, got {v.shown(summation)}")
     degree, bound = meta.get("degree"), meta.get("error_bound")
     if summation == "direct":
         if degree is not None or bound is not None:
             raise _Invalid(f"metadata: a run with direct summation has no degree or error_bound, "
-                           f"got degree {degree!r}, error_bound {bound!r}")
+                           f"got degree {v.shown(degree)}, error_bound {v.shown(bound)}")
         meta["degree"] = meta["error_bound"] = None
         return
     if degree is None or bound is None:
         raise _Invalid(f"metadata: a run with fast summation records its degree and error_bound, "
-                       f"got degree {degree!r}, error_bound {bound!r}")
+                       f"got degree {v.shown(degree)}, error_bound {v.shown(bound)}")
     meta["degree"] = v.integer("metadata degree", degree, minimum=0)
     meta["error_bound"] = v.real_scalar("metadata error_bound", bound, minimum=0.0)
 

@@ -18,6 +18,7 @@ from ..trajectory import Trajectory
 
 real = v.real_scalar
 integer = v.integer
+shown = v.shown
 FOREIGN = ("ipywidgets", "traitlets", "builtins")
 """Packages whose constructors take any keyword (traitlets only warns about unknown ones)."""
 
@@ -63,7 +64,7 @@ def keywords(cls, kwargs: dict, where: str | None = None) -> dict:
 def flag(name: str, value) -> bool:
     """``value`` if it is True or False (NumPy booleans included)."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {shown(value)}")
     return bool(value)
 
 
@@ -87,7 +88,7 @@ def color(name: str, value) -> str:
     try:
         return Color().validate(None, value)
     except TraitError:
-        raise ValueError(f"{name} must be an HTML colour such as '#1f5fa8' or 'black', got {value!r}") from None
+        raise ValueError(f"{name} must be an HTML colour such as '#1f5fa8' or 'black', got {shown(value)}") from None
 
 
 def bounded_integer(name: str, value, lo: int, hi: int) -> int:
@@ -109,9 +110,9 @@ def bounded_real(name: str, value, lo: float, hi: float) -> float:
 def coords(value) -> tuple[int, int, int]:
     """Three distinct non-negative coordinate indices (checked against d by ``project_3d``)."""
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 3:
-        raise TypeError(f"coords must be three coordinate indices, got {value!r}")
+        raise TypeError(f"coords must be three coordinate indices, got {shown(value)}")
     if not all(isinstance(c, numbers.Integral) and not isinstance(c, (bool, np.bool_)) for c in value):
-        raise TypeError(f"coords must be integers, got {value!r}")
+        raise TypeError(f"coords must be integers, got {shown(value)}")
     out = tuple(int(c) for c in value)
     if len(set(out)) != 3 or min(out) < 0:
         raise ValueError(f"coords must be three distinct non-negative indices, got {out}")

@@ -84,7 +84,7 @@ def live_kernel(live: bool | None = None) -> bool:
         return live
     value = os.environ.get(STATIC_ENV, "")
     if value not in ("", "0", "1"):
-        raise ValueError(f"environment variable {STATIC_ENV} must be unset, '0' or '1', got {value!r}")
+        raise ValueError(f"environment variable {STATIC_ENV} must be unset, '0' or '1', got {c.shown(value)}")
     return value != "1"
 
 
@@ -240,7 +240,7 @@ class ExperimentDashboard(widgets.VBox):
         c.keywords(type(self), kwargs)
         names = list(experiments.NAMES)
         if name not in names:
-            raise ValueError(f"name must be one of {names}, got {name!r}")
+            raise ValueError(f"name must be one of {names}, got {c.shown(name)}")
         start = {"n": c.integer("n", n), "beta": c.real("beta", beta), "omega": c.real("omega", omega),
                  "n_prompts": c.integer("n_prompts", n_prompts), "seed": c.integer("seed", seed)}
         for key, value in start.items():

@@ -125,7 +125,7 @@ class SphereView(widgets.VBox):
         if trajectory is not None and (xi is not None or labels is not None):
             raise ValueError("xi and labels go with raw points x; a trajectory brings its own")
         if labels is not None and labels not in LABEL_KINDS:
-            raise ValueError(f"labels must be one of {LABEL_KINDS}, got {labels!r}")
+            raise ValueError(f"labels must be one of {LABEL_KINDS}, got {c.shown(labels)}")
         # every argument is checked before any widget is made
         if trajectory is not None:
             c.trajectory(trajectory)
