@@ -336,8 +336,9 @@ def test_drawing_too_many_prompt_frames_is_refused_by_its_time(capsys, no_run, m
 def test_the_memory_estimate_bounds_a_real_run():
     """simulate_work counts the frames: 8 F n d bytes at least, and the prompt frames."""
     run, frames, seconds = cli.simulate_work(1000, 3, 101, 50)
-    assert run >= 8 * 101 * 1000 * 3 and frames == cli.FRAME_BYTES * 50 * 9
-    assert seconds == pytest.approx(50 * cli.FRAME_SECONDS)
+    assert run >= 8 * 101 * 1000 * 3 and frames >= cli.FRAME_BYTES * 50 * 9 + 8 * 1000 * 9
+    assert seconds == pytest.approx(50 * (cli.FRAME_SECONDS + cli.QR_SECONDS * 27))
+    assert cli.simulate_work(1000, 3, 101)[1:] == (0, 0.0)
 
 
 BENCH_TOO_LARGE = [(["--n", "1e8"], "--n 100000000", "n x n"),
@@ -407,3 +408,27 @@ def test_help_still_prints_the_usage(capsys):
     with pytest.raises(SystemExit) as info:
         main(["simulate", "--help"])
     assert info.value.code == 0 and "--out" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------- messages name the flags
+@pytest.mark.parametrize("flags, words", [
+    (["--beta", "800"], "beta must be <= 700"),
+    (["--model", "rope", "--d", "5"], "d must be 3 or even"),
+])
+def test_a_refusal_by_the_model_names_the_flag(capsys, no_run, flags, words):
+    assert main(TINY + flags) == 2
+    line = one_line(capsys.readouterr().err)
+    assert words in line and line.endswith(f"(on the command line: {words.split()[0]} is "
+                                           f"--{words.split()[0]})")
+
+
+def test_a_refusal_by_simulate_names_the_flags(capsys):
+    assert main(TINY + ["--tau", "1e300"]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert "t_max is --tau" in line and "max_steps is --max-steps" in line
+
+
+def test_with_flags_leaves_a_message_without_keywords_alone():
+    assert cli.with_flags("the energy fell") == "the energy fell"
+    assert cli.with_flags("n must be >= 1") == "n must be >= 1 (on the command line: n is --n)"
+    assert "d is" not in cli.with_flags("an integer of d digits")

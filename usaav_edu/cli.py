@@ -87,6 +87,9 @@ FRAME_BYTES = 48
 (measured 32: the frames and the copies of their orthogonality check)."""
 FRAME_SECONDS = 2e-5
 """Seconds to draw one prompt frame (``sphere.random_frames``, measured 1.2e-5 at d = 3)."""
+QR_SECONDS = 1e-10
+"""Seconds per ``d^3`` of one frame's QR factorization (about ``4/3 d^3`` operations at some
+10^10 per second), which dominates :data:`FRAME_SECONDS` from d of about 50."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -239,11 +242,12 @@ def simulate_work(n, d, n_frames, n_prompts=None):
 
     ::
 
-        bytes   = 8 (F + RUN_ARRAYS) n d + 64 n + FRAME_BYTES K d^2
-        seconds = FRAME_SECONDS K
+        bytes   = 8 (F + RUN_ARRAYS) n d + 64 n + FRAME_BYTES K d^2 + [K > 0] 16 n d^2
+        seconds = K (FRAME_SECONDS + QR_SECONDS d^3)
 
     ``F`` frames of the trajectory, the run's working arrays, the labels and masks, the ``K``
-    prompt frames (``K = 0`` for an experiment without prompts).
+    prompt frames (``K = 0`` for an experiment without prompts) and each token's frame
+    ``G(xi_i)`` where the gauge coordinates are formed.
 
     Parameters
     ----------
@@ -258,8 +262,9 @@ def simulate_work(n, d, n_frames, n_prompts=None):
         ``(run bytes, prompt-frame bytes, prompt-frame seconds)``.
     """
     k = n_prompts or 0
-    return (8 * (n_frames + RUN_ARRAYS) * n * d + 64 * n, FRAME_BYTES * k * d * d,
-            FRAME_SECONDS * k)
+    frames = FRAME_BYTES * k * d * d + (16 * n * d * d if k else 0)
+    return (8 * (n_frames + RUN_ARRAYS) * n * d + 64 * n, frames,
+            k * (FRAME_SECONDS + QR_SECONDS * float(d) ** 3))
 
 
 def check_work(n, d, n_frames, n_prompts=None):
@@ -293,15 +298,56 @@ def check_work(n, d, n_frames, n_prompts=None):
                          f"prompts")
 
 
+FLAG_OF = {"t_max": "--tau", "max_steps": "--max-steps", "n_frames": "--frames", "dt": "--dt",
+           "rtol": "--rtol", "atol": "--atol", "tol": "--summation-tol", "summation": "--summation",
+           "method='dopri5'": "--method dopri5", "beta": "--beta", "omega": "--omega",
+           "lam": "--lam", "n_prompts": "--prompts", "d": "--d", "n": "--n"}
+"""The flag behind each keyword of ``experiments.setup`` and ``simulate`` that a message may name."""
+_SHORT_NAMES = ("d", "n")  # named only at the start of a message ("d must be ...")
+
+
+def with_flags(message):
+    """``message`` (of ``setup`` or ``simulate``, which name their keywords) with the flags they are.
+
+    ``"beta must be <= 700, got 800"`` becomes ``"beta must be <= 700, got 800 (on the command
+    line: beta is --beta)"``; a message naming no keyword is returned unchanged.
+
+    Parameters
+    ----------
+    message : str
+
+    Returns
+    -------
+    str
+    """
+    import re
+
+    named = []
+    for key, flag in FLAG_OF.items():
+        if key in _SHORT_NAMES:
+            found = re.match(rf"{key}\b", message) is not None
+        else:
+            found = re.search(rf"(?<![\w-]){re.escape(key)}(?![\w])", message) is not None
+        if found:
+            named.append(f"{key} is {flag}")
+    return f"{message} (on the command line: {', '.join(named)})" if named else message
+
+
 def _simulate(a, record):
     setup, solver, out = simulate_settings(a)
-    model, x0, xi = experiments.setup(a.model, **setup)
+    try:
+        model, x0, xi = experiments.setup(a.model, **setup)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(with_flags(str(exc))) from None
     if solver["summation"] == "fast":
         reason = fast_applies(model)
         if reason is not None:
             raise ValueError(f"--summation fast does not apply to the {a.model} experiment: "
                              f"{reason}; use --summation direct or auto")
-    traj = simulate(model, x0, xi, seed=setup["seed"], progress=True, **solver)
+    try:
+        traj = simulate(model, x0, xi, seed=setup["seed"], progress=True, **solver)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(with_flags(str(exc))) from None
     if out is not None:
         try:
             traj.save(out)
