@@ -75,7 +75,8 @@ WIDGET_CALLS = [
 ]
 
 
-@pytest.mark.parametrize("name, call", WIDGET_CALLS, ids=[f"{i} {n}" for i, (n, _) in enumerate(WIDGET_CALLS)])
+@pytest.mark.parametrize("name, call", WIDGET_CALLS,
+                         ids=[f"{i} {n}" for i, (n, _) in enumerate(WIDGET_CALLS)])
 def test_widgets_name_a_hostile_argument(traj, name, call):
     with pytest.raises((TypeError, ValueError), match=name):
         call(traj)

@@ -129,7 +129,8 @@ def _parser():
                    help="ambient dimension (tokens on S^{d-1}), >= 2 (default 3; generalized_rope: 4 only)")
     s.add_argument("--beta", type=float, default=None, help="inverse temperature, >= 0 (default 1)")
     s.add_argument("--omega", type=float, default=None, help="rotation / cosine frequency (default 1)")
-    s.add_argument("--prompts", type=_count, default=None, help="number of prompts, >= 1 (prefix_gauge; default 4)")
+    s.add_argument("--prompts", type=_count, default=None,
+                   help="number of prompts, >= 1 (prefix_gauge; default 4)")
     s.add_argument("--lam", type=float, default=None, help="decay of the distance bias, >= 0 (default 1)")
     s.add_argument("--tau", type=float, default=20.0, help="final time, > 0")
     s.add_argument("--dt", type=float, default=None, help="RK4 step, > 0 (default: from beta)")

@@ -146,11 +146,11 @@ class Trajectory:
         added).  It is first written to a temporary file ``.tmp-XXXXXXXX`` in the
         same folder and then renamed over ``path`` with ``os.replace``, so an
         interrupted save leaves any previous file at ``path`` intact and no partial
-        file behind.  The trajectory is first checked as :meth:`load` checks a file, so
-        nothing is written that would not load back.  Everything :func:`check_target` refuses (an empty path, a
-        directory, a FIFO, a device or a socket, a read-only file, a missing or
-        read-only folder, a name too long for the folder) is refused with ValueError
-        before anything is written.  A symbolic link stays a link: the file it points
+        file behind.  The trajectory is first checked as :meth:`load` checks a
+        file, so nothing is written that would not load back.  Everything
+        :func:`check_target` refuses (an empty path, a directory, a FIFO, a device
+        or a socket, a read-only file, a missing or read-only folder, a name too
+        long for the folder) is refused with ValueError before anything is written.  A symbolic link stays a link: the file it points
         to is replaced (and is what is checked).
 
         Parameters
@@ -207,8 +207,8 @@ class Trajectory:
         the ``OSError`` of opening it.  A path that is not a regular file (a FIFO, a
         device such as ``/dev/zero``, a socket, a directory, or a link to one) is refused
         with the ``ValueError`` before anything is read: it is checked before it is opened
-        and again on the open file, which is opened without blocking.  Files written before the step statistics were
-        recorded load with ``steps_accepted = steps_rejected = None``, files written before
+        and again on the open file, which is opened without blocking.  Files written
+        before the step statistics were recorded load with ``steps_accepted = steps_rejected = None``, files written before
         the summation was recorded as ``summation = "direct"`` (then the only one), with
         ``degree = error_bound = None``; models written in the flat layout of version 1 are
         read too (:meth:`usaav_edu.models.Model.from_params`).  The summation is checked

@@ -88,7 +88,8 @@ def color(name: str, value) -> str:
     try:
         return Color().validate(None, value)
     except TraitError:
-        raise ValueError(f"{name} must be an HTML colour such as '#1f5fa8' or 'black', got {shown(value)}") from None
+        raise ValueError(f"{name} must be an HTML colour such as '#1f5fa8' or 'black', "
+                         f"got {shown(value)}") from None
 
 
 def bounded_integer(name: str, value, lo: int, hi: int) -> int:

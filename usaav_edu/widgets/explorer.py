@@ -494,7 +494,8 @@ class Explorer(widgets.VBox):
 
         c.keywords(cls, kwargs, "Explorer.from_experiment()")
         if not isinstance(grid, dict) or not 1 <= len(grid) <= 2:
-            raise TypeError(f"grid must be a dict of one or two setup keywords to lists of values, got {c.shown(grid)}")
+            raise TypeError(f"grid must be a dict of one or two setup keywords to lists of values, "
+                            f"got {c.shown(grid)}")
         fixed = {} if fixed is None else fixed
         if not isinstance(fixed, dict):
             raise TypeError(f"fixed must be a dict of setup keywords, got {type(fixed).__name__}")
