@@ -432,3 +432,20 @@ def test_with_flags_leaves_a_message_without_keywords_alone():
     assert cli.with_flags("the energy fell") == "the energy fell"
     assert cli.with_flags("n must be >= 1") == "n must be >= 1 (on the command line: n is --n)"
     assert "d is" not in cli.with_flags("an integer of d digits")
+
+
+def test_a_target_that_changed_during_the_run_is_reported_as_a_lost_save(fenced, capsys, monkeypatch):
+    """--out was a new name when checked; a FIFO took it while the run went on."""
+    path = fenced / "run.npz"
+    real = cli.simulate
+
+    def run_then_block_the_name(*args, **kwargs):
+        traj = real(*args, **kwargs)
+        os.mkfifo(path)
+        return traj
+
+    monkeypatch.setattr(cli, "simulate", run_then_block_the_name)
+    assert main(TINY + ["--out", str(path)]) == 1
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith(f"usaav-edu: error: the run finished but could not be written to {path}: ")
+    assert "FIFO" in line and stat.S_ISFIFO(os.lstat(path).st_mode)

@@ -352,7 +352,7 @@ def _simulate(a, record):
     if out is not None:
         try:
             traj.save(out)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # the target changed during the run
             raise OSError(f"the run finished but could not be written to {out}: {exc}") from None
         record["saved"] = out
         print(f"wrote {out}", flush=True)

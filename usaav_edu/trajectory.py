@@ -150,7 +150,8 @@ class Trajectory:
         file, so nothing is written that would not load back.  Everything
         :func:`check_target` refuses (an empty path, a directory, a FIFO, a device
         or a socket, a read-only file, a missing or read-only folder, a name too
-        long for the folder) is refused with ValueError before anything is written.  A symbolic link stays a link: the file it points
+        long for the folder, too little free space for the file) is refused with
+        ValueError before anything is written.  A symbolic link stays a link: the file it points
         to is replaced (and is what is checked).
 
         Parameters
@@ -169,7 +170,7 @@ class Trajectory:
             (its arrays are checked as ``load`` checks them, before anything is written).
         """
         arrays = _savable(self)
-        target = check_target(path)
+        target = check_target(path, nbytes=sum(a.nbytes for a in arrays.values()) + (1 << 16))
         folder = os.path.dirname(target) or os.curdir
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX)
         try:
