@@ -449,3 +449,18 @@ def test_a_target_that_changed_during_the_run_is_reported_as_a_lost_save(fenced,
     line = one_line(capsys.readouterr().err)
     assert line.startswith(f"usaav-edu: error: the run finished but could not be written to {path}: ")
     assert "FIFO" in line and stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+@pytest.mark.parametrize("out, words", [("a\0b", "must not contain a NUL character"),
+                                        ("FILE/run.npz", "is not a folder")])
+def test_out_that_no_file_can_have_is_refused_naming_the_flag(tmp_path, capsys, no_run, out, words):
+    (tmp_path / "FILE").write_text("")
+    assert main(TINY + ["--out", out.replace("FILE", str(tmp_path / "FILE"))]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("usaav-edu: error: --out") and words in line
+
+
+@pytest.mark.parametrize("argv", [[1, 2], "simulate --n 4"])
+def test_main_refuses_argv_that_is_not_a_list_of_words(argv):
+    with pytest.raises(TypeError, match="argv must be a list of strings"):
+        main(argv)

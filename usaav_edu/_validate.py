@@ -123,8 +123,9 @@ def output_path(name, path):
     """Return ``path`` (a str or ``os.PathLike``) as a str naming a file that can be written.
 
     The path is used exactly as given: no suffix is added.  Refused, with the
-    reason: an empty path, a path ending in a separator or naming an existing
-    directory, and a path whose folder does not exist or is not writable.
+    reason: an empty path, a path holding a NUL character, a path ending in a
+    separator or naming an existing directory, and a path whose folder does not
+    exist, is not a folder or is not writable.
     """
     import os
 
@@ -135,12 +136,15 @@ def output_path(name, path):
         raise TypeError(f"{name} must be a file path (str or os.PathLike), got a path of {type(path).__name__}")
     if path == "":
         raise ValueError(f"{name} must name a file, got an empty path")
+    if "\0" in path:
+        raise ValueError(f"{name} must not contain a NUL character, got {shown(path)}")
     seps = tuple(s for s in (os.sep, os.altsep) if s)
     if path.endswith(seps) or os.path.isdir(path):
         raise ValueError(f"{name} must name a file, got the directory {path!r}")
     folder = os.path.dirname(path) or os.curdir
     if not os.path.isdir(folder):
-        raise ValueError(f"{name}: the folder {folder!r} of {path!r} does not exist")
+        what = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise ValueError(f"{name}: the folder {folder!r} of {path!r} {what}")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ValueError(f"{name}: the folder {folder!r} of {path!r} is not writable")
     return path

@@ -688,6 +688,10 @@ def main(argv=None):
     int
         The exit status: 0, 1 for a failed run, 2 for bad input, 130 for Ctrl-C.
     """
+    if argv is not None and (isinstance(argv, str) or
+                             not all(isinstance(arg, str) for arg in argv)):
+        raise TypeError(f"argv must be a list of strings (the command line's words), got "
+                        f"{v.shown(argv)}")
     a = _parser().parse_args(argv)
     err = _LineTracker(sys.stderr)
     record = {"saved": None, "finished": False}
