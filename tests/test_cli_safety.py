@@ -4,6 +4,7 @@ import os
 import pathlib
 import select
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -199,3 +200,267 @@ def test_ctrl_c_ends_a_real_run_with_one_line(tmp_path):
     lines = [ln for ln in err.split("\n") if ln and not ln.startswith("\r")]
     assert lines == ["usaav-edu: interrupted"]
     assert not (tmp_path / "run.npz").exists() and list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------- --out: checked before the run
+@pytest.fixture
+def fenced(tmp_path, monkeypatch):
+    """Fail the test if anything is renamed into place outside ``tmp_path`` (never onto a device)."""
+    root = tmp_path.resolve()
+    real = os.replace
+
+    def guarded(src, dst, *args, **kwargs):
+        dst_path = pathlib.Path(os.path.abspath(os.fspath(dst)))
+        if dst_path != root and root not in dst_path.parents:
+            raise AssertionError(f"os.replace onto {dst!r}, outside the test's folder")
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", guarded)
+    return tmp_path
+
+
+def _fifo(path):
+    os.mkfifo(path)
+
+
+def _dev_null(path):
+    path.symlink_to("/dev/null")
+
+
+def _read_only(path):
+    path.write_bytes(b"an earlier result")
+    path.chmod(0o444)
+
+
+def _into_missing_folder(path):
+    path.symlink_to(path.parent / "gone" / "run.npz")
+
+
+OUT_TARGETS = [(_fifo, "FIFO"), (_dev_null, "character device"), (_read_only, "read-only"),
+               (_into_missing_folder, "link into the folder")]
+
+
+@pytest.mark.parametrize("make, words", OUT_TARGETS, ids=[w for _, w in OUT_TARGETS])
+def test_out_that_is_not_a_writable_regular_file_is_refused_before_the_run(fenced, capsys, no_run,
+                                                                           make, words):
+    path = fenced / "run.npz"
+    make(path)
+    before = os.lstat(path)
+    assert main(TINY + ["--out", str(path)]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith(f"usaav-edu: error: --out {str(path)!r}") and words in line
+    after = os.lstat(path)
+    assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_out_with_a_250_character_name_is_saved(fenced, capsys):
+    path = fenced / ("r" * 246 + ".npz")
+    assert main(TINY + ["--out", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"wrote {path}"
+    assert [p.name for p in fenced.iterdir()] == [path.name]
+    assert ue.Trajectory.load(path).n == 8
+
+
+def test_out_with_a_name_too_long_for_the_folder_is_refused_before_the_run(fenced, capsys, no_run):
+    path = fenced / ("r" * (os.pathconf(fenced, "PC_NAME_MAX") + 1))
+    assert main(TINY + ["--out", str(path)]) == 2
+    assert "the file name is" in one_line(capsys.readouterr().err)
+
+
+def test_out_without_room_for_the_file_is_refused_before_the_run(fenced, capsys, no_run, monkeypatch):
+    real = os.statvfs
+
+    def full(path):
+        st = real(path)
+        return os.statvfs_result((st.f_bsize, st.f_frsize, st.f_blocks, 0, 0, st.f_files,
+                                  st.f_ffree, st.f_favail, st.f_flag, st.f_namemax))
+
+    monkeypatch.setattr(os, "statvfs", full)
+    assert main(TINY + ["--out", str(fenced / "run.npz")]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("usaav-edu: error: --out") and "free" in line
+
+
+# ---------------------------------------------------------------------- work estimates
+@pytest.fixture
+def caps(monkeypatch):
+    """Caps independent of the machine: 8 GiB of memory, an hour."""
+    monkeypatch.setattr(cli, "MEMORY_CAP", 8 * 2 ** 30)
+    monkeypatch.setattr(cli, "SECONDS_CAP", 3600.0)
+
+
+@pytest.fixture
+def no_bench(monkeypatch):
+    """Make any measurement fail the test: the bench must be refused before it allocates."""
+    from usaav_edu import bench
+
+    def ran(*args, **kwargs):
+        raise AssertionError("the bench started before its cost was checked")
+
+    for name in ("report", "fast_report", "measure", "fast_measure"):
+        monkeypatch.setattr(bench, name, ran)
+
+
+TOO_LARGE = [
+    (["--model", "prefix_gauge", "--n", "4", "--prompts", "1e8"], "--prompts 100000000", "43.2 GB"),
+    (["--n", "1e20"], "--n 100000000000000000000", "TB"),
+    (["--n", "4", "--d", "100000000000000000000"], "--d 100000000000000000000", "TB"),
+    (["--frames", "1e20"], "--frames 100000000000000000000", "TB"),
+]
+
+
+@pytest.mark.parametrize("flags, names, size", TOO_LARGE, ids=[" ".join(f) for f, _, _ in TOO_LARGE])
+def test_a_run_beyond_the_memory_cap_is_refused_before_anything_is_allocated(capsys, no_run, caps,
+                                                                             monkeypatch, flags,
+                                                                             names, size):
+    def allocated(*args, **kwargs):
+        raise AssertionError("the experiment was set up before its cost was checked")
+
+    monkeypatch.setattr(cli.experiments, "setup", allocated)
+    assert main(TINY + flags) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("usaav-edu: error: --") and names in line and size in line
+    assert "more than the cap of 8.59 GB" in line
+
+
+def test_drawing_too_many_prompt_frames_is_refused_by_its_time(capsys, no_run, monkeypatch):
+    monkeypatch.setattr(cli, "SECONDS_CAP", 1.0)
+    monkeypatch.setattr(cli, "MEMORY_CAP", 2 ** 40)
+    assert main(TINY + ["--model", "prefix_gauge", "--prompts", "1000000"]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("usaav-edu: error: --prompts 1000000: drawing the prompt frames would "
+                           "take about 20 s, more than the cap of 1 s")
+
+
+def test_the_memory_estimate_bounds_a_real_run():
+    """simulate_work counts the frames: 8 F n d bytes at least, and the prompt frames."""
+    run, frames, seconds = cli.simulate_work(1000, 3, 101, 50)
+    assert run >= 8 * 101 * 1000 * 3 and frames >= cli.FRAME_BYTES * 50 * 9 + 8 * 1000 * 9
+    assert seconds == pytest.approx(50 * (cli.FRAME_SECONDS + cli.QR_SECONDS * 27))
+    assert cli.simulate_work(1000, 3, 101)[1:] == (0, 0.0)
+
+
+BENCH_TOO_LARGE = [(["--n", "1e8"], "--n 100000000", "n x n"),
+                   (["--n", "256", "--fast-n", "1e10"], "--fast-n 10000000000", "memory")]
+
+
+@pytest.mark.parametrize("flags, names, words", BENCH_TOO_LARGE,
+                         ids=[" ".join(f) for f, _, _ in BENCH_TOO_LARGE])
+def test_a_bench_beyond_the_memory_cap_is_refused_before_it_allocates(capsys, caps, no_bench, flags,
+                                                                      names, words):
+    assert main(["bench", *flags]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith(f"usaav-edu: error: {names}: the measurement would take about")
+    assert words in line
+
+
+def test_a_bench_beyond_the_time_cap_is_refused_with_the_estimate(capsys, no_bench, monkeypatch):
+    monkeypatch.setattr(cli, "SECONDS_CAP", 1.0)
+    assert main(["bench", "--n", "4096", "--repeats", "9", "--no-fast"]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("usaav-edu: error: --n 4096 --repeats 9: the bench would take about")
+    assert "more than the cap of 1 s" in line
+
+
+def test_bench_costs_grow_with_the_work():
+    from usaav_edu import bench
+
+    small, large = bench.measure_cost(256, 9), bench.measure_cost(4096, 9)
+    assert large[0] >= 8 * 2 * 4096 ** 2 and large[1] > small[1]
+    assert bench.measure_cost(4096, 20)[1] > large[1]
+    fast = bench.fast_measure_cost(10 ** 6, 5)
+    assert fast[0] >= 8 * 10 ** 6 * 3
+
+
+# ---------------------------------------------------------------------- argparse: one line
+PARSE_ERRORS = [
+    (["simulate", "--n", "abc"], "argument --n: 'abc' is not an integer"),
+    (["simulate", "--n", "1.5"], "argument --n: '1.5' is not an integer"),
+    (["simulate", "--beta", "x"], "argument --beta"),
+    (["simulate", "--model", "gpt"], "argument --model: invalid choice: 'gpt'"),
+    (["simulate", "--bogus"], "unrecognized arguments: --bogus"),
+    (["simulate", "--n"], "argument --n: expected one argument"),
+    (["bench", "--repeats", "many"], "argument --repeats"),
+    (["frobnicate"], "argument command: invalid choice"),
+    ([], "the following arguments are required: command"),
+]
+
+
+@pytest.mark.parametrize("argv, words", PARSE_ERRORS, ids=[" ".join(a) or "none" for a, _ in PARSE_ERRORS])
+def test_a_malformed_command_line_is_one_line_with_exit_status_2(capsys, no_run, argv, words):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    captured = capsys.readouterr()
+    line = one_line(captured.err)
+    assert line.startswith(f"usaav-edu: error: {words}") and line.endswith("lists the flags)")
+    assert captured.out == ""
+
+
+def test_integer_flags_accept_exact_integers_in_either_notation():
+    a = cli._parser().parse_args(["simulate", "--n", "1e5", "--frames", "2E1", "--seed", "7"])
+    assert (a.n, a.frames, a.seed) == (100000, 20, 7)
+    assert isinstance(a.n, int)
+
+
+def test_help_still_prints_the_usage(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["simulate", "--help"])
+    assert info.value.code == 0 and "--out" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------- messages name the flags
+@pytest.mark.parametrize("flags, words", [
+    (["--beta", "800"], "beta must be <= 700"),
+    (["--model", "rope", "--d", "5"], "d must be 3 or even"),
+])
+def test_a_refusal_by_the_model_names_the_flag(capsys, no_run, flags, words):
+    assert main(TINY + flags) == 2
+    line = one_line(capsys.readouterr().err)
+    assert words in line and line.endswith(f"(on the command line: {words.split()[0]} is "
+                                           f"--{words.split()[0]})")
+
+
+def test_a_refusal_by_simulate_names_the_flags(capsys):
+    assert main(TINY + ["--tau", "1e300"]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert "t_max is --tau" in line and "max_steps is --max-steps" in line
+
+
+def test_with_flags_leaves_a_message_without_keywords_alone():
+    assert cli.with_flags("the energy fell") == "the energy fell"
+    assert cli.with_flags("n must be >= 1") == "n must be >= 1 (on the command line: n is --n)"
+    assert "d is" not in cli.with_flags("an integer of d digits")
+
+
+def test_a_target_that_changed_during_the_run_is_reported_as_a_lost_save(fenced, capsys, monkeypatch):
+    """--out was a new name when checked; a FIFO took it while the run went on."""
+    path = fenced / "run.npz"
+    real = cli.simulate
+
+    def run_then_block_the_name(*args, **kwargs):
+        traj = real(*args, **kwargs)
+        os.mkfifo(path)
+        return traj
+
+    monkeypatch.setattr(cli, "simulate", run_then_block_the_name)
+    assert main(TINY + ["--out", str(path)]) == 1
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith(f"usaav-edu: error: the run finished but could not be written to {path}: ")
+    assert "FIFO" in line and stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+@pytest.mark.parametrize("out, words", [("a\0b", "must not contain a NUL character"),
+                                        ("FILE/run.npz", "is not a folder")])
+def test_out_that_no_file_can_have_is_refused_naming_the_flag(tmp_path, capsys, no_run, out, words):
+    (tmp_path / "FILE").write_text("")
+    assert main(TINY + ["--out", out.replace("FILE", str(tmp_path / "FILE"))]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("usaav-edu: error: --out") and words in line
+
+
+@pytest.mark.parametrize("argv", [[1, 2], "simulate --n 4"])
+def test_main_refuses_argv_that_is_not_a_list_of_words(argv):
+    with pytest.raises(TypeError, match="argv must be a list of strings"):
+        main(argv)

@@ -7,17 +7,38 @@ prompt id out of range is an error.
 """
 
 import numbers
+import reprlib
 
 import numpy as np
 
 UNIT_TOL = 1e-10
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxdict = 3, 6, 6, 4
+_SHORT.maxstring, _SHORT.maxother = 80, 80
+
+
+def shown(value):
+    """``repr(value)`` cut short for a message: three levels of nesting, a few items, 80 characters.
+
+    A message must not fail on the argument it names: the full repr of a list nested 10,000
+    deep raises RecursionError, that of a large array fills the screen.
+    """
+    try:
+        return _SHORT.repr(value)
+    except Exception:  # an object whose repr fails
+        return f"<{type(value).__name__} object>"
 
 
 def real_scalar(name, value, *, minimum=None, strict=False, maximum=None):
     """Return ``value`` as a finite float, checking an optional lower/upper bound."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must be finite, got an integer of {len(str(abs(int(value))))} "
+                         f"digits, beyond the floating-point range") from None
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
     if minimum is not None:
@@ -45,7 +66,7 @@ def choice(name, value, options):
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, one of {sorted(options)}, got {type(value).__name__}")
     if value not in options:
-        raise ValueError(f"{name} must be one of {sorted(options)}, got {value!r}")
+        raise ValueError(f"{name} must be one of {sorted(options)}, got {shown(value)}")
     return value
 
 
@@ -102,8 +123,9 @@ def output_path(name, path):
     """Return ``path`` (a str or ``os.PathLike``) as a str naming a file that can be written.
 
     The path is used exactly as given: no suffix is added.  Refused, with the
-    reason: an empty path, a path ending in a separator or naming an existing
-    directory, and a path whose folder does not exist or is not writable.
+    reason: an empty path, a path holding a NUL character, a path ending in a
+    separator or naming an existing directory, and a path whose folder does not
+    exist, is not a folder or is not writable.
     """
     import os
 
@@ -114,12 +136,15 @@ def output_path(name, path):
         raise TypeError(f"{name} must be a file path (str or os.PathLike), got a path of {type(path).__name__}")
     if path == "":
         raise ValueError(f"{name} must name a file, got an empty path")
+    if "\0" in path:
+        raise ValueError(f"{name} must not contain a NUL character, got {shown(path)}")
     seps = tuple(s for s in (os.sep, os.altsep) if s)
     if path.endswith(seps) or os.path.isdir(path):
         raise ValueError(f"{name} must name a file, got the directory {path!r}")
     folder = os.path.dirname(path) or os.curdir
     if not os.path.isdir(folder):
-        raise ValueError(f"{name}: the folder {folder!r} of {path!r} does not exist")
+        what = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise ValueError(f"{name}: the folder {folder!r} of {path!r} {what}")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ValueError(f"{name}: the folder {folder!r} of {path!r} is not writable")
     return path

@@ -328,6 +328,91 @@ def fast_report(n_values=(1000, 10000, 100000), repeats=5, d=3, beta=1.0, tol=1e
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------- cost before running
+NUMPY_RATE = 2e7
+"""Pair interactions per second of the dense NumPy reference (``numpy_velocity``; measured
+about 1.9e7 at n = 1024 and 4096, d = 3, on the project's 2-core machine)."""
+FAST_BASE_BYTES = 1 << 26
+"""Memory of the fast kernel that does not grow with n (its per-thread buffers, 64 MB)."""
+
+
+def measure_cost(n, repeats, d=3, min_time=0.05, pause=0.25):
+    """The memory and time :func:`measure` needs at one ``n``, estimated before it runs.
+
+    ::
+
+        bytes   = 8 (2 n^2 + 8 n d)       (the dense reference's n x n matrices, peak two)
+        seconds = (repeats + 4) n^2 (1 / R + 1 / R_np) + 2 (repeats + 2) min_time
+                  + 2 repeats pause
+
+    with the direct kernel's rate ``R`` (:func:`usaav_edu.dynamics.fastsum.estimated_seconds`)
+    and the dense reference's ``R_np = NUMPY_RATE``: every side is called at least once to warm
+    up, once to size its batches, once per batch and once to compare the two, and every batch
+    (the sizing ones about two) lasts at least ``min_time``.
+
+    Parameters
+    ----------
+    n : int
+        Tokens.
+    repeats : int
+        Batches per side.
+    d : int
+        Dimension.
+    min_time : float
+        Least seconds per batch.
+    pause : float
+        Sleep before each batch.
+
+    Returns
+    -------
+    tuple
+        ``(bytes, seconds)``.
+    """
+    direct = fastsum.estimated_seconds("direct", n, d, 1.0, 1e-10)
+    calls = repeats + 4
+    seconds = calls * (direct + n * n / NUMPY_RATE) + 2 * (repeats + 2) * min_time + \
+        2 * repeats * pause
+    return 8 * (2 * n * n + 8 * n * d), seconds
+
+
+def fast_measure_cost(n, repeats, d=3, beta=1.0, tol=1e-10, direct_limit=2.0):
+    """The memory and time :func:`fast_measure` needs at one ``n``, estimated before it runs.
+
+    ::
+
+        bytes   = 32 n (d + 2) + FAST_BASE_BYTES
+        seconds = (repeats + 2) T_fast + [T_direct <= direct_limit] (min(repeats, 3) + 3) T_direct
+
+    with the cost model's times of one evaluation
+    (:func:`usaav_edu.dynamics.fastsum.estimated_seconds`); the tokens, their sorted copy, the
+    results and the kernel's buffers (measured 3.3 times ``8 n d`` bytes at n = 2e6, d = 3).
+
+    Parameters
+    ----------
+    n : int
+        Tokens.
+    repeats : int
+        Batches per side.
+    d : int
+        Dimension.
+    beta, tol : float
+        The fast kernel's inverse temperature and error bound.
+    direct_limit : float
+        As in :func:`fast_measure`.
+
+    Returns
+    -------
+    tuple
+        ``(bytes, seconds)``.
+    """
+    fast = fastsum.estimated_seconds("fast", n, d, beta, tol)
+    direct = fastsum.estimated_seconds("direct", n, d, beta, tol)
+    seconds = (repeats + 2) * fast
+    if direct <= direct_limit:
+        seconds += (min(repeats, 3) + 3) * direct
+    return 32 * n * (d + 2) + FAST_BASE_BYTES, seconds
+
+
 # Quiet figures of the package velocity before the thread policy of
 # :mod:`usaav_edu.dynamics.rhs` (lowest of several runs, pair interactions per
 # second, d = 3, beta = 1, two cores): the quiet goal of :func:`contention_report`.

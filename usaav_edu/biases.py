@@ -342,7 +342,7 @@ def check_bias(bias):
         return bias
     if not callable(getattr(bias, "matrix", None)):
         raise TypeError(f"bias must be a bias of usaav_edu.biases or an object with a method "
-                        f"matrix(xi) -> (n, n) symmetric array, got {bias!r}")
+                        f"matrix(xi) -> (n, n) symmetric array, got {v.shown(bias)}")
     return bias
 
 
@@ -405,6 +405,9 @@ def bias_from_params(p):
     TypeError, ValueError
         If the kind is unknown or a key is missing or extra.
     """
+    if not isinstance(p, dict):
+        raise TypeError(f"the bias parameters must be a dict with a 'kind', got "
+                        f"{type(p).__name__} {v.shown(p)}")
     kind = p.get("kind")
     keys = {"none": set(), "distance": {"lam"}, "cosine": {"omega"}}
     if kind not in keys:

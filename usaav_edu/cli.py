@@ -21,8 +21,19 @@ apply is refused before the run, with the reason.
 A flag that the chosen experiment does not read (``--omega`` for ``usa``, a
 ``--d`` other than 4 for ``generalized_rope``, ``--rtol`` with RK4, ...) is an
 error, not silently ignored.  Every failure is one line on stderr, never a
-traceback: exit status 2 for bad input, 1 for a failed run (integration error,
-out of memory, a file that cannot be written), 130 for Ctrl-C.
+traceback (a malformed or unknown flag too: ``usaav-edu: error: ...``): exit
+status 2 for bad input, 1 for a failed run (integration error, out of memory, a
+file that cannot be written), 130 for Ctrl-C.  Integer flags accept exact
+integers in either notation (``--n 100000`` or ``--n 1e5``).
+
+Before anything is allocated, ``simulate`` estimates the memory the run holds
+(its frames, the solver's working arrays, the prompt frames) and the time to draw
+the prompt frames, and ``bench`` the memory and time of each of its measurements;
+beyond ``MEMORY_CAP`` (half the machine's memory) or ``SECONDS_CAP`` (an hour)
+the command stops with one line naming the flags and the estimate.  ``--out`` is
+checked before the run as ``Trajectory.save`` checks it
+(:func:`usaav_edu.trajectory.check_target`: a regular file or a new name, not
+read-only, a name its folder accepts, room on the disk for the file).
 
 ``sweep`` runs a standard experiment at every point of a grid on Dask
 (``usaav_edu.sweep``) and prints a summary table::
@@ -37,6 +48,7 @@ edited is refused in one line.
 """
 
 import argparse
+import decimal
 import math
 import os
 import sys
@@ -45,6 +57,7 @@ from . import _validate as v
 from . import diagnostics, experiments
 from .dynamics.fastsum import fast_applies
 from .solver import IntegrationError, simulate
+from .trajectory import _size, check_target, saved_bytes
 
 DEFAULTS = {"d": 3, "beta": 1.0, "omega": 1.0, "prompts": 4, "lam": 1.0}
 SUMMATIONS = ("auto", "direct", "fast")
@@ -54,28 +67,83 @@ FAST_N = (1000, 10000, 100000)
 SETUP_KEYWORD = {"d": "d", "beta": "beta", "omega": "omega", "prompts": "n_prompts", "lam": "lam"}
 
 
+def _memory_cap():
+    """Half the machine's physical memory (8 GiB where the system does not tell)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = -1
+    return total // 2 if total > 0 else 8 * 2 ** 30
+
+
+MEMORY_CAP = _memory_cap()
+"""The most memory (bytes) a command may plan to hold: half the machine's physical memory."""
+SECONDS_CAP = 3600.0
+"""The most time (seconds) a command may plan for the work outside the integration itself
+(drawing the prompt frames of ``simulate``, the measurements of ``bench``); the integration's own
+length is capped by ``--max-steps``."""
+RUN_ARRAYS = 24
+"""Arrays of shape ``(n, d)`` a run holds besides its frames: the initial state, the stages of the
+integrator, the gauge coordinates, the summary's work (measured 19 at n = 1e6, F = 3)."""
+FRAME_BYTES = 48
+"""Bytes per entry of the prompt frames ``(K, d, d)`` at the peak of drawing and checking them
+(measured 32: the frames and the copies of their orthogonality check)."""
+FRAME_SECONDS = 2e-5
+"""Seconds to draw one prompt frame (``sphere.random_frames``, measured 1.2e-5 at d = 3)."""
+QR_SECONDS = 1e-10
+"""Seconds per ``d^3`` of one frame's QR factorization (about ``4/3 d^3`` operations at some
+10^10 per second), which dominates :data:`FRAME_SECONDS` from d of about 50."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line, ``usaav-edu: error: ...``, exit status 2."""
+
+    def error(self, message):
+        sub = self.prog.partition(" ")[2]
+        hint = f"usaav-edu {sub} --help" if sub else "usaav-edu --help"
+        self.exit(2, f"usaav-edu: error: {' '.join(message.split())} ({hint} lists the flags)\n")
+
+
+def _count(text):
+    """An argparse type: an exact integer, written ``100000`` or ``1e5`` (not ``1.5``, ``nan``)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = decimal.Decimal(text.strip())
+    except decimal.InvalidOperation:
+        value = None
+    if value is None or not value.is_finite() or value != value.to_integral_value():
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer")
+    if value.adjusted() > 100:
+        raise argparse.ArgumentTypeError(f"{text!r} has more than 100 digits")
+    return int(value)
+
+
 def _parser():
-    p = argparse.ArgumentParser(prog="usaav-edu", description="Mean-field self-attention on the sphere.")
+    p = _Parser(prog="usaav-edu", description="Mean-field self-attention on the sphere.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("simulate", help="simulate a standard experiment and save the trajectory")
     s.add_argument("--model", choices=experiments.NAMES, default="usa", metavar="MODEL",
                    help="one of " + ", ".join(experiments.NAMES))
-    s.add_argument("--n", type=int, default=64, help="number of tokens, >= 1")
-    s.add_argument("--d", type=int, default=None,
+    s.add_argument("--n", type=_count, default=64, help="number of tokens, >= 1")
+    s.add_argument("--d", type=_count, default=None,
                    help="ambient dimension (tokens on S^{d-1}), >= 2 (default 3; generalized_rope: 4 only)")
     s.add_argument("--beta", type=float, default=None, help="inverse temperature, >= 0 (default 1)")
     s.add_argument("--omega", type=float, default=None, help="rotation / cosine frequency (default 1)")
-    s.add_argument("--prompts", type=int, default=None, help="number of prompts, >= 1 (prefix_gauge; default 4)")
+    s.add_argument("--prompts", type=_count, default=None,
+                   help="number of prompts, >= 1 (prefix_gauge; default 4)")
     s.add_argument("--lam", type=float, default=None, help="decay of the distance bias, >= 0 (default 1)")
     s.add_argument("--tau", type=float, default=20.0, help="final time, > 0")
     s.add_argument("--dt", type=float, default=None, help="RK4 step, > 0 (default: from beta)")
     s.add_argument("--method", choices=("rk4", "dopri5"), default="rk4")
     s.add_argument("--rtol", type=float, default=None, help="dopri5 relative tolerance, > 0 (default 1e-8)")
     s.add_argument("--atol", type=float, default=None, help="dopri5 absolute tolerance, > 0 (default 1e-10)")
-    s.add_argument("--frames", type=int, default=101, help="number of stored frames, >= 2")
-    s.add_argument("--max-steps", type=int, default=None,
+    s.add_argument("--frames", type=_count, default=101, help="number of stored frames, >= 2")
+    s.add_argument("--max-steps", type=_count, default=None,
                    help="refuse runs estimated to take more steps than this, >= 1 (default: simulate's cap)")
-    s.add_argument("--seed", type=int, default=0, help="seed of the uniform initial state, >= 0")
+    s.add_argument("--seed", type=_count, default=0, help="seed of the uniform initial state, >= 0")
     s.add_argument("--summation", choices=SUMMATIONS, default="auto",
                    help="how the velocity is summed: direct (n^2 pairs), fast (expansion, "
                         "linear in n) or auto (the one estimated faster; default)")
@@ -84,9 +152,9 @@ def _parser():
     s.add_argument("--tol", type=float, default=1e-3, help="cluster tolerance for the summary, > 0")
     s.add_argument("--out", default=None, help="output file, written to exactly this path (an .npz archive)")
     b = sub.add_parser("bench", help="print right-hand-side throughput (pair interactions per second)")
-    b.add_argument("--n", type=int, nargs="+", default=[256, 1024])
-    b.add_argument("--repeats", type=int, default=9)
-    b.add_argument("--fast-n", type=int, nargs="+", default=list(FAST_N),
+    b.add_argument("--n", type=_count, nargs="+", default=[256, 1024])
+    b.add_argument("--repeats", type=_count, default=9)
+    b.add_argument("--fast-n", type=_count, nargs="+", default=list(FAST_N),
                    help="token counts of the direct against fast summation table")
     b.add_argument("--no-fast", action="store_true", help="leave out the fast summation table")
     _sweep_parser(sub)
@@ -164,23 +232,130 @@ def simulate_settings(a):
                              f"got {tol:g}")
         solver["tol"] = tol
     v.real_scalar("--tol", a.tol, minimum=0.0, strict=True)
-    out = None if a.out is None else v.output_path("--out", a.out)
+    check_work(setup["n"], setup["d"], solver["n_frames"], setup.get("n_prompts"))
+    out = None
+    if a.out is not None:
+        check_target(a.out, name="--out", nbytes=saved_bytes(solver["n_frames"], setup["n"],
+                                                             setup["d"]))
+        out = a.out
     return setup, solver, out
+
+
+def simulate_work(n, d, n_frames, n_prompts=None):
+    """The memory (bytes) a ``simulate`` command holds, and the seconds to draw its prompt frames.
+
+    ::
+
+        bytes   = 8 (F + RUN_ARRAYS) n d + 64 n + FRAME_BYTES K d^2 + [K > 0] 16 n d^2
+        seconds = K (FRAME_SECONDS + QR_SECONDS d^3)
+
+    ``F`` frames of the trajectory, the run's working arrays, the labels and masks, the ``K``
+    prompt frames (``K = 0`` for an experiment without prompts) and each token's frame
+    ``G(xi_i)`` where the gauge coordinates are formed.
+
+    Parameters
+    ----------
+    n, d, n_frames : int
+        Tokens, dimension, frames.
+    n_prompts : int or None
+        Prompts of the prefix-gauge experiment.
+
+    Returns
+    -------
+    tuple
+        ``(run bytes, prompt-frame bytes, prompt-frame seconds)``.
+    """
+    k = n_prompts or 0
+    frames = FRAME_BYTES * k * d * d + (16 * n * d * d if k else 0)
+    return (8 * (n_frames + RUN_ARRAYS) * n * d + 64 * n, frames,
+            k * (FRAME_SECONDS + QR_SECONDS * float(d) ** 3))
+
+
+def check_work(n, d, n_frames, n_prompts=None):
+    """Refuse, naming the flags and the estimate, a ``simulate`` command beyond the caps.
+
+    Parameters
+    ----------
+    n, d, n_frames : int
+        Tokens, dimension, frames.
+    n_prompts : int or None
+        Prompts of the prefix-gauge experiment.
+
+    Raises
+    ------
+    ValueError
+        When :func:`simulate_work` exceeds ``MEMORY_CAP`` or ``SECONDS_CAP``.
+    """
+    run, frames, seconds = simulate_work(n, d, n_frames, n_prompts)
+    cap = f"more than the cap of {_size(MEMORY_CAP)} (half of this machine's memory)"
+    if n_prompts and frames >= run and run + frames > MEMORY_CAP:
+        raise ValueError(f"--prompts {n_prompts}: the prompt frames ({n_prompts} matrices of "
+                         f"{d} x {d}) and the run would take about {_size(run + frames)} of "
+                         f"memory, {cap}; use fewer prompts")
+    if run + frames > MEMORY_CAP:
+        raise ValueError(f"--n {n} --d {d} --frames {n_frames}: the run would hold about "
+                         f"{_size(run + frames)} in memory ({n_frames} frames of {n} x {d} and "
+                         f"the solver's work), {cap}; use fewer tokens (--n) or frames (--frames)")
+    if seconds > SECONDS_CAP:
+        raise ValueError(f"--prompts {n_prompts}: drawing the prompt frames would take about "
+                         f"{seconds:.3g} s, more than the cap of {SECONDS_CAP:g} s; use fewer "
+                         f"prompts")
+
+
+FLAG_OF = {"t_max": "--tau", "max_steps": "--max-steps", "n_frames": "--frames", "dt": "--dt",
+           "rtol": "--rtol", "atol": "--atol", "tol": "--summation-tol", "summation": "--summation",
+           "method='dopri5'": "--method dopri5", "beta": "--beta", "omega": "--omega",
+           "lam": "--lam", "n_prompts": "--prompts", "d": "--d", "n": "--n"}
+"""The flag behind each keyword of ``experiments.setup`` and ``simulate`` that a message may name."""
+_SHORT_NAMES = ("d", "n")  # named only at the start of a message ("d must be ...")
+
+
+def with_flags(message):
+    """``message`` (of ``setup`` or ``simulate``, which name their keywords) with the flags they are.
+
+    ``"beta must be <= 700, got 800"`` becomes ``"beta must be <= 700, got 800 (on the command
+    line: beta is --beta)"``; a message naming no keyword is returned unchanged.
+
+    Parameters
+    ----------
+    message : str
+
+    Returns
+    -------
+    str
+    """
+    import re
+
+    named = []
+    for key, flag in FLAG_OF.items():
+        if key in _SHORT_NAMES:
+            found = re.match(rf"{key}\b", message) is not None
+        else:
+            found = re.search(rf"(?<![\w-]){re.escape(key)}(?![\w])", message) is not None
+        if found:
+            named.append(f"{key} is {flag}")
+    return f"{message} (on the command line: {', '.join(named)})" if named else message
 
 
 def _simulate(a, record):
     setup, solver, out = simulate_settings(a)
-    model, x0, xi = experiments.setup(a.model, **setup)
+    try:
+        model, x0, xi = experiments.setup(a.model, **setup)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(with_flags(str(exc))) from None
     if solver["summation"] == "fast":
         reason = fast_applies(model)
         if reason is not None:
             raise ValueError(f"--summation fast does not apply to the {a.model} experiment: "
                              f"{reason}; use --summation direct or auto")
-    traj = simulate(model, x0, xi, seed=setup["seed"], progress=True, **solver)
+    try:
+        traj = simulate(model, x0, xi, seed=setup["seed"], progress=True, **solver)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(with_flags(str(exc))) from None
     if out is not None:
         try:
             traj.save(out)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # the target changed during the run
             raise OSError(f"the run finished but could not be written to {out}: {exc}") from None
         record["saved"] = out
         print(f"wrote {out}", flush=True)
@@ -206,9 +381,49 @@ def _bench(a):
     n_values = [v.integer("--n", n, minimum=1) for n in a.n]
     repeats = v.integer("--repeats", a.repeats, minimum=1)
     fast_n = [v.integer("--fast-n", n, minimum=2) for n in a.fast_n]
+    check_bench(n_values, repeats, [] if a.no_fast else fast_n)
     print(report(n_values, repeats=repeats), flush=True)
     if not a.no_fast:
         print(fast_report(fast_n, repeats=repeats))
+
+
+def check_bench(n_values, repeats, fast_n):
+    """Refuse, naming the flag and the estimate, a ``bench`` beyond the caps before it allocates.
+
+    Each ``--n`` is a measurement of :func:`usaav_edu.bench.measure` (its dense reference forms
+    ``n x n`` matrices), each ``--fast-n`` one of :func:`usaav_edu.bench.fast_measure`; their
+    costs are :func:`usaav_edu.bench.measure_cost` and :func:`usaav_edu.bench.fast_measure_cost`.
+    The largest memory of one measurement may reach ``MEMORY_CAP``, their total time
+    ``SECONDS_CAP``.
+
+    Parameters
+    ----------
+    n_values, fast_n : list of int
+        The token counts of the two tables.
+    repeats : int
+        Batches per side.
+
+    Raises
+    ------
+    ValueError
+        Naming ``--n`` or ``--fast-n`` (and ``--repeats``) with the estimate.
+    """
+    from .bench import fast_measure_cost, measure_cost
+
+    costs = [("--n", n, *measure_cost(n, repeats)) for n in n_values]
+    costs += [("--fast-n", n, *fast_measure_cost(n, repeats)) for n in fast_n]
+    for flag, n, nbytes, _ in costs:
+        if nbytes > MEMORY_CAP:
+            what = " (the NumPy reference forms n x n matrices)" if flag == "--n" else ""
+            raise ValueError(f"{flag} {n}: the measurement would take about {_size(nbytes)} of "
+                             f"memory{what}, more than the cap of {_size(MEMORY_CAP)} (half of "
+                             f"this machine's memory); use a smaller {flag}")
+    total = sum(c[3] for c in costs)
+    if total > SECONDS_CAP:
+        flag, n, _, seconds = max(costs, key=lambda c: c[3])
+        raise ValueError(f"{flag} {n} --repeats {repeats}: the bench would take about "
+                         f"{total:.3g} s ({seconds:.3g} s at {flag} {n}), more than the cap of "
+                         f"{SECONDS_CAP:g} s; use a smaller {flag} or fewer --repeats")
 
 
 # ---------------------------------------------------------------------------------------- sweep
@@ -553,6 +768,10 @@ def main(argv=None):
     int
         The exit status: 0, 1 for a failed run, 2 for bad input, 130 for Ctrl-C.
     """
+    if argv is not None and (isinstance(argv, str) or
+                             not all(isinstance(arg, str) for arg in argv)):
+        raise TypeError(f"argv must be a list of strings (the command line's words), got "
+                        f"{v.shown(argv)}")
     a = _parser().parse_args(argv)
     err = _LineTracker(sys.stderr)
     record = {"saved": None, "finished": False}

@@ -387,7 +387,7 @@ def check_gauge(gauge):
         return gauge
     if not callable(getattr(gauge, "matrices", None)):
         raise TypeError(f"gauge must be a gauge of usaav_edu.gauges or an object with a method "
-                        f"matrices(xi) -> (n, d, d) orthogonal matrices, got {gauge!r}")
+                        f"matrices(xi) -> (n, d, d) orthogonal matrices, got {v.shown(gauge)}")
     return gauge
 
 
@@ -450,6 +450,9 @@ def gauge_from_params(p):
     TypeError, ValueError
         If the kind is unknown or a key is missing or extra.
     """
+    if not isinstance(p, dict):
+        raise TypeError(f"the gauge parameters must be a dict with a 'kind', got "
+                        f"{type(p).__name__} {v.shown(p)}")
     kind = p.get("kind")
     keys = {"identity": {"d"}, "rope": {"omegas", "d"}, "frames": {"frames"}}
     if kind not in keys:

@@ -162,11 +162,11 @@ class Model:
             raise ValueError("normalization 'sa' needs a non-negative bias (the row sums divide), "
                              "got bias 'cosine'")
         if not isinstance(self.rotate_values, bool):
-            raise TypeError(f"rotate_values must be True or False, got {self.rotate_values!r}")
+            raise TypeError(f"rotate_values must be True or False, got {v.shown(self.rotate_values)}")
         if self.name is None:
             put(self, "name", self._default_name())
         elif not isinstance(self.name, str) or not self.name:
-            raise TypeError(f"name must be a non-empty string or None, got {self.name!r}")
+            raise TypeError(f"name must be a non-empty string or None, got {v.shown(self.name)}")
 
     def _default_name(self):
         g = getattr(self.gauge, "kind", type(self.gauge).__name__)
@@ -941,7 +941,7 @@ def rope(beta=1.0, omegas=(1.0,), d=3, profile="exp", rotate_values=True):
     The book's chapter 5 (ch05); arXiv:2605.30229.
     """
     if not isinstance(rotate_values, bool):
-        raise TypeError(f"rotate_values must be True or False, got {rotate_values!r}")
+        raise TypeError(f"rotate_values must be True or False, got {v.shown(rotate_values)}")
     d = v.integer("d", d, minimum=2)
     name = "rope" if rotate_values else "rope_unrotated_values"
     return Model(gauge=RopeGauge(omegas, d), profile=_profile(beta, profile),

@@ -177,7 +177,7 @@ def check_profile(profile):
         Otherwise (the kernel computes ``phi'`` itself, so only these two are possible).
     """
     if not isinstance(profile, (ExpProfile, LinearProfile)):
-        raise TypeError(f"profile must be ExpProfile(beta) or LinearProfile(), got {profile!r}")
+        raise TypeError(f"profile must be ExpProfile(beta) or LinearProfile(), got {v.shown(profile)}")
     return profile
 
 
@@ -198,6 +198,9 @@ def profile_from_params(p):
     ValueError
         If the kind is unknown or a key is missing or extra.
     """
+    if not isinstance(p, dict):
+        raise TypeError(f"the profile parameters must be a dict with a 'kind', got "
+                        f"{type(p).__name__} {v.shown(p)}")
     kind = p.get("kind")
     keys = {"exp": {"beta"}, "linear": set()}
     if kind not in keys:

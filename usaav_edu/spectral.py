@@ -451,12 +451,12 @@ def phase_diagram(biases=BIAS_TYPES, omegas=(0.2, 1.0, 2.0), betas=(0.0, 1.0), n
     The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
     """
     if isinstance(biases, str) or not all(isinstance(b, str) for b in biases):
-        raise TypeError(f"biases must be a sequence of names from {BIAS_TYPES}, got {biases!r}")
+        raise TypeError(f"biases must be a sequence of names from {BIAS_TYPES}, got {v.shown(biases)}")
     for b in biases:
         v.choice("biases", b, BIAS_TYPES)
     for name, seq in (("omegas", omegas), ("betas", betas)):
         if isinstance(seq, (str, bytes)) or not all(isinstance(s, numbers.Real) for s in seq) or len(seq) == 0:
-            raise TypeError(f"{name} must be a non-empty sequence of real numbers, got {seq!r}")
+            raise TypeError(f"{name} must be a non-empty sequence of real numbers, got {v.shown(seq)}")
     n = v.integer("n", n, minimum=3)
     d = v.integer("d", d, minimum=3)
     t_max = v.real_scalar("t_max", t_max, minimum=0.0, strict=True)

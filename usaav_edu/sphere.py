@@ -44,7 +44,7 @@ def make_rng(seed, name="seed"):
         if np.any(arr < 0):
             raise ValueError(f"{name} must hold non-negative integers, got {arr.tolist()}")
         return np.random.default_rng([int(a) for a in arr])
-    raise TypeError(f"{name} must be {expected}, got {type(seed).__name__} {seed!r}")
+    raise TypeError(f"{name} must be {expected}, got {type(seed).__name__} {v.shown(seed)}")
 
 
 def uniform(n, d, seed=None):

@@ -28,6 +28,12 @@ files load without them (a file without ``summation`` was summed directly)."""
 METHODS = ("rk4", "dopri5")
 SUMMATIONS = ("direct", "fast")
 """How a run's velocity was summed (see :func:`usaav_edu.simulate`)."""
+TEMP_PREFIX = ".tmp-"
+TEMP_NAME_LENGTH = len(TEMP_PREFIX) + 8
+"""``save`` writes to ``.tmp-XXXXXXXX`` (eight random characters) beside the target, whatever
+the target's name, so a name the folder accepts never makes the temporary name too long."""
+NAME_MAX, PATH_MAX = 255, 4096
+"""The limits assumed where ``os.pathconf`` cannot tell (POSIX systems' usual values)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,12 +143,16 @@ class Trajectory:
 
         The file is an uncompressed NumPy ``.npz`` archive written to exactly
         ``path`` (a str or ``os.PathLike``; any name is accepted and no suffix is
-        added).  It is first written to a temporary file in the same folder and
-        then renamed over ``path`` with ``os.replace``, so an interrupted save
-        leaves any previous file at ``path`` intact and no partial file behind.
-        An empty path, a directory, or a missing or read-only folder is refused
-        with ValueError before anything is written.  A symbolic link stays a
-        link: the file it points to is replaced.
+        added).  It is first written to a temporary file ``.tmp-XXXXXXXX`` in the
+        same folder and then renamed over ``path`` with ``os.replace``, so an
+        interrupted save leaves any previous file at ``path`` intact and no partial
+        file behind.  The trajectory is first checked as :meth:`load` checks a
+        file, so nothing is written that would not load back.  Everything
+        :func:`check_target` refuses (an empty path, a directory, a FIFO, a device
+        or a socket, a read-only file, a missing or read-only folder, a name too
+        long for the folder, too little free space for the file) is refused with
+        ValueError before anything is written.  A symbolic link stays a link: the file it points
+        to is replaced (and is what is checked).
 
         Parameters
         ----------
@@ -153,26 +163,24 @@ class Trajectory:
         ------
         TypeError
             If the model has a user-defined gauge or bias (named in the message): its
-            parameters cannot be written.  Nothing is written and the trajectory is unchanged.
+            parameters cannot be written; or if ``model`` is not a Model.  Nothing is written
+            and the trajectory is unchanged.
         ValueError
-            For a path that cannot be written.
+            For a path that cannot be written, or a trajectory that :meth:`load` would refuse
+            (its arrays are checked as ``load`` checks them, before anything is written).
         """
-        path = v.output_path("path", path)
-        meta = self.metadata()
-        frozen = np.zeros(self.n, dtype=bool) if self.frozen is None else self.frozen
-        arrays = dict(t=self.t, x=self.x, xi=self.xi, energy=self.energy, frozen=frozen,
-                      metadata=np.array(json.dumps(meta)))
-        if os.path.islink(path):  # replace the file the link points to, keep the link
-            path = os.path.realpath(path)
-        folder = os.path.dirname(path) or os.curdir
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+        arrays = _savable(self)
+        target = check_target(path, nbytes=sum(a.nbytes for a in arrays.values()) + (1 << 16))
+        folder = os.path.dirname(target) or os.curdir
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX)
         try:
             with os.fdopen(fd, "wb") as fh:
                 np.savez(fh, **arrays)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.chmod(tmp, _new_file_mode(path))
-            os.replace(tmp, path)
+            os.chmod(tmp, _new_file_mode(target))
+            _still_regular(target, "path", path)  # nothing else took the name meanwhile
+            os.replace(tmp, target)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
@@ -197,8 +205,11 @@ class Trajectory:
         trajectory that you trust.  Arrays or metadata
         keys this version does not know (a file from a newer version) are
         ignored with a warning naming them.  A missing or unreadable file raises
-        the ``OSError`` of opening it.  Files written before the step statistics were
-        recorded load with ``steps_accepted = steps_rejected = None``, files written before
+        the ``OSError`` of opening it.  A path that is not a regular file (a FIFO, a
+        device such as ``/dev/zero``, a socket, a directory, or a link to one) is refused
+        with the ``ValueError`` before anything is read: it is checked before it is opened
+        and again on the open file, which is opened without blocking.  Files written
+        before the step statistics were recorded load with ``steps_accepted = steps_rejected = None``, files written before
         the summation was recorded as ``summation = "direct"`` (then the only one), with
         ``degree = error_bound = None``; models written in the flat layout of version 1 are
         read too (:meth:`usaav_edu.models.Model.from_params`).  The summation is checked
@@ -222,11 +233,22 @@ class Trajectory:
             "not a valid usaav-edu trajectory: ..." for anything wrong in the file.
         OSError
             If the file cannot be opened.
+        TypeError
+            For a ``path`` that is neither a path nor an open file.
         """
         max_bytes = v.integer("max_bytes", max_bytes, minimum=1)
+        if not hasattr(path, "read") and (isinstance(path, bytes) or
+                                          not isinstance(path, (str, os.PathLike))):
+            raise TypeError(f"path must be a file path (str or os.PathLike) or an open binary "
+                            f"file, got {type(path).__name__}")
         where = path if hasattr(path, "read") else os.fspath(path)
+        if not hasattr(where, "read") and not isinstance(where, str):
+            raise TypeError(f"path must be a file path (str or os.PathLike) or an open binary "
+                            f"file, got a path of {type(where).__name__}")
         try:
-            with zipfile.ZipFile(where) as zf:
+            with contextlib.ExitStack() as stack:
+                fh = where if hasattr(where, "read") else stack.enter_context(_open_regular(where))
+                zf = stack.enter_context(zipfile.ZipFile(fh))
                 arrays = _read_arrays(zf, max_bytes)
             meta = _metadata(arrays.pop("metadata"))
             return _build(cls, arrays, meta)
@@ -240,6 +262,198 @@ class Trajectory:
 
 
 # ---------------------------------------------------------------------- file checks
+def _savable(traj):
+    """The arrays ``save`` writes, after the checks ``load`` makes on them (TypeError, ValueError)."""
+    if not isinstance(traj.model, Model):
+        raise TypeError(f"the trajectory's model must be a usaav_edu Model, got "
+                        f"{type(traj.model).__name__}")
+    meta = traj.metadata()
+    x = np.asarray(traj.x)
+    frozen = np.zeros(x.shape[1] if x.ndim == 3 else 0, dtype=bool) if traj.frozen is None \
+        else np.asarray(traj.frozen)
+    arrays = dict(t=np.asarray(traj.t), x=x, xi=np.asarray(traj.xi),
+                  energy=np.asarray(traj.energy), frozen=frozen)
+    text = np.array(json.dumps(meta))
+    try:
+        _build(Trajectory, dict(arrays), _metadata(text))
+    except _Invalid as exc:
+        raise ValueError(f"the trajectory cannot be saved, it would not load back: {exc}") from None
+    return dict(arrays, metadata=text)
+
+
+def check_target(path, *, name="path", nbytes=None):
+    """Check that a trajectory can be saved to ``path``; return the file that ``save`` replaces.
+
+    :meth:`Trajectory.save` calls it before it writes anything, and the ``usaav-edu`` command
+    before the run, so that a run is never computed only to be lost.  Refused, with a message
+    naming ``name`` and the reason:
+
+    * what :func:`usaav_edu._validate.output_path` refuses: an empty path, a path ending in a
+      separator or naming a directory, a folder that is missing or not writable;
+    * a symbolic link is resolved (all the way) and its target checked: a link into a missing
+      or read-only folder, or a loop of links, is refused like the path itself;
+    * an existing target that is not a regular file: a FIFO, a character or block device
+      (``/dev/null``), a socket;
+    * an existing target that is read-only: without any write permission bit
+      (``mode & 0o222 == 0``; checked from the mode, since for root every file is writable) or
+      not writable by this user;
+    * a file name longer than the folder's ``PC_NAME_MAX`` bytes, or a path (of the target or
+      of the temporary ``.tmp-XXXXXXXX`` beside it) longer than its ``PC_PATH_MAX``;
+    * with ``nbytes``: fewer than ``nbytes`` bytes free (for this user) on the folder's file
+      system.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+    name : str
+        How the message names it (``"--out"`` for the command).
+    nbytes : int, optional
+        The size of the file to write (:func:`saved_bytes`).
+
+    Returns
+    -------
+    str
+        The path to replace: ``path`` itself, or the file a symbolic link points to.
+
+    Raises
+    ------
+    TypeError
+        For a path that is not a str or ``os.PathLike``.
+    ValueError
+        For a path that cannot be written, with the reason.
+    """
+    path = v.output_path(name, path)
+    target = path
+    if os.path.islink(path):
+        target = os.path.realpath(path)
+        if os.path.islink(target):
+            raise ValueError(f"{name} {path!r}: its symbolic links form a loop")
+        seps = tuple(s for s in (os.sep, os.altsep) if s)
+        if os.path.isdir(target) or target.endswith(seps):
+            raise ValueError(f"{name} {path!r} is a link to the directory {target!r}")
+        folder = os.path.dirname(target) or os.curdir
+        if not os.path.isdir(folder):
+            raise ValueError(f"{name} {path!r} is a link into the folder {folder!r}, which does not "
+                             f"exist")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise ValueError(f"{name} {path!r} is a link into the folder {folder!r}, which is not "
+                             f"writable")
+    folder = os.path.dirname(target) or os.curdir
+    name_max, path_max = _limits(folder)
+    base = len(os.fsencode(os.path.basename(target)))
+    if base > name_max:
+        raise ValueError(f"{name} {path!r}: the file name is {base} bytes long, more than the "
+                         f"{name_max} its folder allows")
+    longest = max(len(os.fsencode(target)),
+                  len(os.fsencode(os.path.join(folder, "x" * TEMP_NAME_LENGTH))))
+    if longest >= path_max:
+        raise ValueError(f"{name} {path!r}: the path is {longest} bytes long (with the temporary "
+                         f"file beside it), more than the {path_max - 1} the system allows")
+    _still_regular(target, name, path)
+    if nbytes is not None:
+        nbytes = v.integer("nbytes", nbytes, minimum=0)
+        try:
+            fs = os.statvfs(folder)
+        except (OSError, AttributeError):
+            return target
+        free = fs.f_bavail * fs.f_frsize
+        if free < nbytes:
+            raise ValueError(f"{name} {path!r}: the file will take about {_size(nbytes)}, but only "
+                             f"{_size(free)} are free in {folder!r}")
+    return target
+
+
+def saved_bytes(n_frames, n, d):
+    """An upper estimate of the size of a saved trajectory of ``n_frames`` frames of ``n`` tokens.
+
+    ``8 F (n d + 2) + 9 n`` bytes of arrays (``x``, ``t``, ``energy``, ``xi``, ``frozen``) and
+    64 KiB for the headers and the metadata.
+
+    Parameters
+    ----------
+    n_frames, n, d : int
+        Frames, tokens, dimension.
+
+    Returns
+    -------
+    int
+    """
+    return 8 * n_frames * (n * d + 2) + 9 * n + (1 << 16)
+
+
+def _size(nbytes):
+    """``nbytes`` for a message: ``1.2 GB``, ``340 MB``, ``12 kB``."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes} bytes"
+
+
+def _limits(folder):
+    """``(PC_NAME_MAX, PC_PATH_MAX)`` of ``folder`` (the usual 255, 4096 where it cannot tell)."""
+    limits = []
+    for key, default in (("PC_NAME_MAX", NAME_MAX), ("PC_PATH_MAX", PATH_MAX)):
+        try:
+            value = os.pathconf(folder, key)
+        except (OSError, ValueError, AttributeError):
+            value = None
+        limits.append(value if value is not None and value > 0 else default)
+    return tuple(limits)
+
+
+FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+              (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+              (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode):
+    """What a file of mode ``mode`` is, for a message (``"a FIFO (named pipe)"``)."""
+    return next((what for test, what in FILE_KINDS if test(mode)), "not a regular file")
+
+
+def _still_regular(target, name, path):
+    """Refuse an existing ``target`` that is not a regular file or is read-only."""
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ValueError(f"{name} {path!r} cannot be checked: {exc.strerror}") from None
+    shown = repr(path) if target == path else f"{path!r} (a link to {target!r})"
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{name} {shown} is {_kind(st.st_mode)}, not a regular file; a trajectory "
+                         f"is written only to a regular file or a new name")
+    if not st.st_mode & 0o222 or not os.access(target, os.W_OK):
+        raise ValueError(f"{name} {shown} is read-only; make it writable (chmod u+w) or choose "
+                         f"another name")
+
+
+def _open_regular(path):
+    """An open binary file of ``path``, refused before reading unless it is a regular file.
+
+    The path is stat'ed (following links) first, so a FIFO or a device is never opened; then it
+    is opened without blocking (a FIFO put in its place meanwhile cannot block the open) and
+    checked again on the open descriptor, so what is read is the file that was checked.
+    """
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise _Invalid(f"it is {_kind(st.st_mode)}, not a regular file")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | \
+        getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _Invalid(f"it is {_kind(st.st_mode)}, not a regular file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class _Invalid(Exception):
     """Something in a trajectory file is wrong (turned into one ValueError by ``load``)."""
 
@@ -341,6 +555,8 @@ def _metadata(arr):
         meta = json.loads(str(arr[()]))
     except json.JSONDecodeError as exc:
         raise _Invalid(f"metadata is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise _Invalid("metadata nests deeper than JSON can be read") from None
     if not isinstance(meta, dict):
         raise _Invalid(f"metadata must be a JSON object, got {type(meta).__name__}")
     missing = [k for k in METADATA if k not in meta]
@@ -351,7 +567,7 @@ def _metadata(arr):
         warnings.warn(f"ignoring metadata keys this version does not know: {unknown} (a file from a newer "
                       f"version?)", stacklevel=3)
     if meta["method"] not in METHODS:
-        raise _Invalid(f"metadata: method must be one of {list(METHODS)}, got {meta['method']!r}")
+        raise _Invalid(f"metadata: method must be one of {list(METHODS)}, got {v.shown(meta['method'])}")
     for key in ("dt", "rtol", "atol"):
         if meta[key] is not None:
             meta[key] = v.real_scalar(f"metadata {key}", meta[key], minimum=0.0, strict=True)
@@ -365,7 +581,7 @@ def _metadata(arr):
             meta[key] = None
     _summation(meta)
     if not isinstance(meta["version"], str):
-        raise _Invalid(f"metadata: version must be a string, got {meta['version']!r}")
+        raise _Invalid(f"metadata: version must be a string, got {v.shown(meta['version'])}")
     if not isinstance(meta["model"], dict):
         raise _Invalid(f"metadata: model must be a JSON object, got {type(meta['model']).__name__}")
     try:
@@ -381,17 +597,17 @@ def _summation(meta):
     if summation is None:
         summation = meta["summation"] = "direct"
     if summation not in SUMMATIONS:
-        raise _Invalid(f"metadata: summation must be one of {list(SUMMATIONS)}, got {summation!r}")
+        raise _Invalid(f"metadata: summation must be one of {list(SUMMATIONS)}, got {v.shown(summation)}")
     degree, bound = meta.get("degree"), meta.get("error_bound")
     if summation == "direct":
         if degree is not None or bound is not None:
             raise _Invalid(f"metadata: a run with direct summation has no degree or error_bound, "
-                           f"got degree {degree!r}, error_bound {bound!r}")
+                           f"got degree {v.shown(degree)}, error_bound {v.shown(bound)}")
         meta["degree"] = meta["error_bound"] = None
         return
     if degree is None or bound is None:
         raise _Invalid(f"metadata: a run with fast summation records its degree and error_bound, "
-                       f"got degree {degree!r}, error_bound {bound!r}")
+                       f"got degree {v.shown(degree)}, error_bound {v.shown(bound)}")
     meta["degree"] = v.integer("metadata degree", degree, minimum=0)
     meta["error_bound"] = v.real_scalar("metadata error_bound", bound, minimum=0.0)
 

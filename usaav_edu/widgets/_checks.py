@@ -7,6 +7,8 @@ clamped or repaired.
 """
 from __future__ import annotations
 
+import difflib
+import inspect
 import numbers
 
 import numpy as np
@@ -16,12 +18,53 @@ from ..trajectory import Trajectory
 
 real = v.real_scalar
 integer = v.integer
+shown = v.shown
+FOREIGN = ("ipywidgets", "traitlets", "builtins")
+"""Packages whose constructors take any keyword (traitlets only warns about unknown ones)."""
+
+
+def accepted_keywords(cls) -> tuple[set, set]:
+    """The keywords the constructor of the widget class ``cls`` accepts: ``(parameters, traits)``.
+
+    The parameters are those of every ``__init__`` along ``cls``'s method resolution order up to
+    ipywidgets' own (each passes what it does not read to the next); the traits are the public
+    traits of the widget (``layout``, ``children``, ...), which ipywidgets sets from keywords.
+    """
+    params = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass.__module__.split(".")[0] in FOREIGN:
+            continue
+        for p in inspect.signature(init).parameters.values():
+            if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                params.add(p.name)
+    traits = {t for t in cls.class_trait_names() if not t.startswith("_")}
+    return params, traits
+
+
+def keywords(cls, kwargs: dict, where: str | None = None) -> dict:
+    """``kwargs`` if the constructor of ``cls`` accepts every one; else TypeError naming the first
+    unknown keyword (with the closest accepted one) and listing the accepted ones.
+
+    ipywidgets only warns about a keyword it does not know and drops it, so a misspelt
+    ``widht=500`` would draw the default width without a word.
+    """
+    params, traits = accepted_keywords(cls)
+    unknown = [k for k in kwargs if k not in params and k not in traits]
+    if not unknown:
+        return kwargs
+    key = unknown[0]
+    close = difflib.get_close_matches(str(key), sorted(params | traits), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    where = f"{cls.__name__}()" if where is None else where
+    raise TypeError(f"{where} got an unexpected keyword argument {key!r}{hint}; it accepts "
+                    f"{', '.join(sorted(params))} and the widget traits {', '.join(sorted(traits))}")
 
 
 def flag(name: str, value) -> bool:
     """``value`` if it is True or False (NumPy booleans included)."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {shown(value)}")
     return bool(value)
 
 
@@ -45,7 +88,8 @@ def color(name: str, value) -> str:
     try:
         return Color().validate(None, value)
     except TraitError:
-        raise ValueError(f"{name} must be an HTML colour such as '#1f5fa8' or 'black', got {value!r}") from None
+        raise ValueError(f"{name} must be an HTML colour such as '#1f5fa8' or 'black', "
+                         f"got {shown(value)}") from None
 
 
 def bounded_integer(name: str, value, lo: int, hi: int) -> int:
@@ -67,9 +111,9 @@ def bounded_real(name: str, value, lo: float, hi: float) -> float:
 def coords(value) -> tuple[int, int, int]:
     """Three distinct non-negative coordinate indices (checked against d by ``project_3d``)."""
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 3:
-        raise TypeError(f"coords must be three coordinate indices, got {value!r}")
+        raise TypeError(f"coords must be three coordinate indices, got {shown(value)}")
     if not all(isinstance(c, numbers.Integral) and not isinstance(c, (bool, np.bool_)) for c in value):
-        raise TypeError(f"coords must be integers, got {value!r}")
+        raise TypeError(f"coords must be integers, got {shown(value)}")
     out = tuple(int(c) for c in value)
     if len(set(out)) != 3 or min(out) < 0:
         raise ValueError(f"coords must be three distinct non-negative indices, got {out}")

@@ -137,7 +137,7 @@ class LegendEntry:
 
 def _check_labels(labels: str) -> str:
     if not isinstance(labels, str) or labels not in LABEL_KINDS:
-        raise ValueError(f"labels must be one of {LABEL_KINDS}, got {labels!r}")
+        raise ValueError(f"labels must be one of {LABEL_KINDS}, got {v.shown(labels)}")
     return labels
 
 

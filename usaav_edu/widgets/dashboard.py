@@ -84,7 +84,7 @@ def live_kernel(live: bool | None = None) -> bool:
         return live
     value = os.environ.get(STATIC_ENV, "")
     if value not in ("", "0", "1"):
-        raise ValueError(f"environment variable {STATIC_ENV} must be unset, '0' or '1', got {value!r}")
+        raise ValueError(f"environment variable {STATIC_ENV} must be unset, '0' or '1', got {c.shown(value)}")
     return value != "1"
 
 
@@ -237,9 +237,10 @@ class ExperimentDashboard(widgets.VBox):
                  t_max: float = 20.0, n_frames: int = 101, debounce: float = 0.3,
                  player: dict | None = None, live: bool | None = None,
                  help_url: str = RUNNING_NOTEBOOKS_URL, **kwargs):
+        c.keywords(type(self), kwargs)
         names = list(experiments.NAMES)
         if name not in names:
-            raise ValueError(f"name must be one of {names}, got {name!r}")
+            raise ValueError(f"name must be one of {names}, got {c.shown(name)}")
         start = {"n": c.integer("n", n), "beta": c.real("beta", beta), "omega": c.real("omega", omega),
                  "n_prompts": c.integer("n_prompts", n_prompts), "seed": c.integer("seed", seed)}
         for key, value in start.items():
@@ -252,6 +253,8 @@ class ExperimentDashboard(widgets.VBox):
         self.debounce = c.real("debounce", debounce, minimum=0.0)
         if player is not None and not isinstance(player, dict):
             raise TypeError(f"player must be a dict of TrajectoryPlayer keywords, got {type(player).__name__}")
+        if player is not None:
+            c.keywords(TrajectoryPlayer, player, "player (TrajectoryPlayer keywords)")
         self.live = live_kernel(live)
         help_url = c.text("help_url", help_url)
         super().__init__(**kwargs)

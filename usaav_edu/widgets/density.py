@@ -150,7 +150,7 @@ def _hex_color(value) -> str:
         return to_hex(value)
     except ValueError:
         raise ValueError(f"color must be '#rrggbb', '#rgb' or a colour name such as 'black', "
-                         f"got {value!r}") from None
+                         f"got {c.shown(value)}") from None
 
 
 def _ring(mesh: dens.SphereMesh, width: float = 0.06) -> tuple[np.ndarray, np.ndarray]:
@@ -230,11 +230,12 @@ class DensityView(SphereView):
                  duration: float = 8.0, max_bytes: int = 900_000, max_frames: int | None = None,
                  loop: str = "LoopRepeat", coords=(0, 1, 2), width: int = 460,
                  height: int = 400, title: str | None = None, **kwargs):
+        c.keywords(type(self), kwargs)
         c.trajectory(trajectory)
         x = np.asarray(trajectory.x)
         n_frames, n, d = x.shape
         if not isinstance(mode, str) or mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+            raise ValueError(f"mode must be one of {MODES}, got {c.shown(mode)}")
         self.live = live_kernel(live)
         self.frame = c.frame(frame, n_frames)
         level = c.integer("level", level, minimum=0)
@@ -245,7 +246,7 @@ class DensityView(SphereView):
         self.cmap = _colormap(colormap)
         self.colormap = colormap
         if not isinstance(scale, str) or scale not in SCALES:
-            raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+            raise ValueError(f"scale must be one of {SCALES}, got {c.shown(scale)}")
         self.scale = scale
         self.point_color = None if color is None else _hex_color(color)
         if point_size is not None:
@@ -256,7 +257,7 @@ class DensityView(SphereView):
         self.max_frames = None if max_frames is None else c.integer("max_frames", max_frames,
                                                                     minimum=2)
         if loop not in LOOPS:
-            raise ValueError(f"loop must be one of {LOOPS}, got {loop!r}")
+            raise ValueError(f"loop must be one of {LOOPS}, got {c.shown(loop)}")
         self.loop = loop
         if mode == "auto":
             mode = "density" if not self.live and d <= 3 else "points"

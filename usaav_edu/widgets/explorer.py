@@ -155,9 +155,9 @@ def _grid_value(name: str, value):
             raise ValueError(f"{name} must be a non-empty string or a number, got ''")
         return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number or a string, got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be a number or a string, got {type(value).__name__} {c.shown(value)}")
     if not np.isfinite(float(value)):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise ValueError(f"{name} must be finite, got {c.shown(value)}")
     return value.item() if isinstance(value, np.generic) else value
 
 
@@ -165,10 +165,10 @@ def _parameters(value) -> tuple[str, ...]:
     if isinstance(value, str):
         value = (value,)
     if not isinstance(value, (tuple, list)) or not 1 <= len(value) <= 2:
-        raise TypeError(f"parameters must be one name or a tuple of two names, got {value!r}")
+        raise TypeError(f"parameters must be one name or a tuple of two names, got {c.shown(value)}")
     for k, p in enumerate(value):
         if not isinstance(p, str) or not p.strip():
-            raise TypeError(f"parameters[{k}] must be a non-empty string, got {p!r}")
+            raise TypeError(f"parameters[{k}] must be a non-empty string, got {c.shown(p)}")
     if len(value) == 2 and value[0] == value[1]:
         raise ValueError(f"parameters must be two different names, got {tuple(value)!r}")
     return tuple(value)
@@ -214,7 +214,7 @@ def grid_axes(runs: dict, parameters: tuple[str, ...]) -> list[list]:
     for p, axis in zip(parameters, axes):
         if len(axis) < 2:
             raise ValueError(f"runs must hold at least two values of {p} (a slider needs a choice), "
-                             f"got {axis!r}")
+                             f"got {c.shown(axis)}")
         labels = [value_label(v) for v in axis]
         if len(set(labels)) != len(labels):
             raise ValueError(f"values of {p} must read differently on the slider, got labels {labels}")
@@ -304,6 +304,7 @@ class Explorer(widgets.VBox):
     def __init__(self, runs, parameters="beta", *, max_bytes: int = 2_500_000, play: bool = True,
                  duration: float = 8.0, width: int = 380, height: int = 340,
                  caption: str | None = None, **kwargs):
+        c.keywords(type(self), kwargs)
         if not isinstance(runs, dict):
             raise TypeError(f"runs must be a dict {{parameter value: Trajectory}}, got {type(runs).__name__}")
         parameters = _parameters(parameters)
@@ -500,8 +501,10 @@ class Explorer(widgets.VBox):
         from .. import experiments
         from .. import solver as package_solver
 
+        c.keywords(cls, kwargs, "Explorer.from_experiment()")
         if not isinstance(grid, dict) or not 1 <= len(grid) <= 2:
-            raise TypeError(f"grid must be a dict of one or two setup keywords to lists of values, got {grid!r}")
+            raise TypeError(f"grid must be a dict of one or two setup keywords to lists of values, "
+                            f"got {c.shown(grid)}")
         fixed = {} if fixed is None else fixed
         if not isinstance(fixed, dict):
             raise TypeError(f"fixed must be a dict of setup keywords, got {type(fixed).__name__}")
@@ -535,7 +538,7 @@ class Explorer(widgets.VBox):
                 raise ValueError(f"grid[{key!r}] must list distinct values, got {vals!r}")
             if len(vals) < 2:
                 raise ValueError(f"grid[{key!r}] must list at least two values (a slider needs a "
-                                 f"choice), got {vals!r}")
+                                 f"choice), got {c.shown(vals)}")
         for point in points:
             setup_kw = {**fixed, **dict(zip(names, point))}
             name = setup_kw["name"]

@@ -126,7 +126,7 @@ def plot_energy(*trajectories, labels=None, ax=None, bound: float | None = None)
     if labels is not None:
         if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
             raise TypeError("labels must be a sequence of names, one per trajectory, "
-                            f"got {labels!r}")
+                            f"got {c.shown(labels)}")
         if len(labels) != len(trajectories):
             raise ValueError(f"labels must give one name per trajectory ({len(trajectories)}), "
                              f"got {len(labels)}")

@@ -213,11 +213,13 @@ class TrajectoryPlayer(SphereView):
     def __init__(self, trajectory, *, duration: float = 8.0, max_bytes: int = 900_000,
                  max_frames: int | None = None, loop: str = "LoopRepeat", frame: int = 0,
                  **kwargs):
+        c.keywords(type(self), kwargs)
+        c.trajectory(trajectory)
         self.duration = c.real("duration", duration, minimum=0.0, strict=True)
         self.max_bytes = c.integer("max_bytes", max_bytes, minimum=1)
         self.max_frames = None if max_frames is None else c.integer("max_frames", max_frames, minimum=2)
         if loop not in LOOPS:
-            raise ValueError(f"loop must be one of {LOOPS}, got {loop!r}")
+            raise ValueError(f"loop must be one of {LOOPS}, got {c.shown(loop)}")
         self.loop = loop
         self.action = None
         self.frame_indices = np.array([], dtype=int)

@@ -119,12 +119,13 @@ class SphereView(widgets.VBox):
                  coords=(0, 1, 2), width: int = 460, height: int = 400,
                  token_radius: float | None = None, title: str | None = None,
                  max_tokens: int = 256, **kwargs):
+        c.keywords(type(self), kwargs)
         if trajectory is not None and x is not None:
             raise ValueError("give either trajectory or x (raw points), not both")
         if trajectory is not None and (xi is not None or labels is not None):
             raise ValueError("xi and labels go with raw points x; a trajectory brings its own")
         if labels is not None and labels not in LABEL_KINDS:
-            raise ValueError(f"labels must be one of {LABEL_KINDS}, got {labels!r}")
+            raise ValueError(f"labels must be one of {LABEL_KINDS}, got {c.shown(labels)}")
         # every argument is checked before any widget is made
         if trajectory is not None:
             c.trajectory(trajectory)

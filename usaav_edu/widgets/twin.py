@@ -112,19 +112,20 @@ class TwinView(widgets.VBox):
                  max_frames: int | None = None, loop: str = "LoopRepeat", coords=(0, 1, 2),
                  width: int = 330, height: int = 310, max_tokens: int = 256,
                  titles=TITLES, **kwargs):
+        c.keywords(type(self), kwargs)
         c.trajectory(trajectory)
         y = _gauge_frames(trajectory)
         self.duration = c.real("duration", duration, minimum=0.0, strict=True)
         self.max_bytes = c.integer("max_bytes", max_bytes, minimum=1)
         self.max_frames = None if max_frames is None else c.integer("max_frames", max_frames, minimum=2)
         if loop not in LOOPS:
-            raise ValueError(f"loop must be one of {LOOPS}, got {loop!r}")
+            raise ValueError(f"loop must be one of {LOOPS}, got {c.shown(loop)}")
         self.coords = c.coords(coords)
         width = c.integer("width", width, minimum=1)
         height = c.integer("height", height, minimum=1)
         max_tokens = c.integer("max_tokens", max_tokens, minimum=1)
         if isinstance(titles, str) or not hasattr(titles, "__len__") or len(titles) != 2:
-            raise TypeError(f"titles must be two strings, got {titles!r}")
+            raise TypeError(f"titles must be two strings, got {c.shown(titles)}")
         titles = tuple(c.text("titles", s) for s in titles)
 
         x = np.asarray(trajectory.x, dtype=float)
