@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 
 # lowest first; "" is the package root (usaav_edu/__init__.py)
 LAYERS = [
-    ["_validate", "_version", "progress", "sphere", "laws"],
+    ["_validate", "_version", "progress", "sphere", "laws", "checks", "exercises"],
     ["dynamics.fastexp", "dynamics.expansions"],
     ["dynamics.rhs"],
     ["gauges", "biases", "profiles"],
@@ -28,7 +28,7 @@ LAYERS = [
     ["bench", "cli"],
     ["widgets._checks", "widgets.colors", "widgets.state"],
     ["widgets.scene", "widgets.mpl", "widgets.density_plots"],
-    ["widgets.player", "widgets.twin"],
+    ["widgets.player", "widgets.twin", "widgets.predict"],
     ["widgets.explorer", "widgets.dashboard", "widgets.density"],
     ["widgets"],
     [""],

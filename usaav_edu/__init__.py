@@ -133,7 +133,7 @@ _cache_folder()
 from ._version import __version__
 
 from . import biases, diagnostics, dynamics, experiments, gauges, laws, maximizers, models, profiles
-from . import progress, reductions, spectral, sphere
+from . import checks, exercises, progress, reductions, spectral, sphere
 from . import density, meanfield
 from .models import Model
 from .solver import IntegrationError, energy, energy_bound, simulate
@@ -152,7 +152,7 @@ def __getattr__(name):
 
 __all__ = [
     "biases", "diagnostics", "dynamics", "experiments", "gauges", "laws", "maximizers", "models",
-    "profiles", "progress", "reductions", "spectral", "sphere", "density", "meanfield",
+    "profiles", "progress", "checks", "exercises", "reductions", "spectral", "sphere", "density", "meanfield",
     "Model",
     "IntegrationError", "energy", "energy_bound", "simulate", "sweep", "Trajectory", "__version__",
 ]

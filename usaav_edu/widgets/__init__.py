@@ -6,6 +6,7 @@
   moves in the static book.
 * ``DensityView``: many tokens (up to 100,000 and more): a point cloud with a kernel, a density
   on the sphere per frame that plays client-side in the static book.
+* ``Predict``: a "predict first" question whose reveal works in the static book.
 * ``ExperimentDashboard``: sliders and menus that re-simulate a standard experiment and redraw.
 * ``plot_sphere``, ``plot_energy``: matplotlib fallbacks for print.
 * ``plot_density_image``, ``plot_density_curves``, ``plot_conditionals``: densities on the
@@ -20,6 +21,7 @@ from .colors import PROMPT_PALETTE, legend_entries, project_3d, token_colors
 from .density_plots import plot_conditionals, plot_density_curves, plot_density_image
 from .mpl import plot_energy, plot_sphere
 from .player import TrajectoryPlayer, frames_for_budget
+from .predict import Predict
 from .scene import SphereView, subsample
 from .state import embedded_state_bytes
 from .twin import TwinView
@@ -28,5 +30,5 @@ __all__ = [
     "SphereView", "TrajectoryPlayer", "ExperimentDashboard", "Explorer", "plot_sphere", "plot_energy", "token_colors",
     "legend_entries", "project_3d", "subsample", "frames_for_budget", "embedded_state_bytes",
     "PROMPT_PALETTE", "TwinView", "DensityView", "density_frames_for_budget",
-    "plot_density_image", "plot_density_curves", "plot_conditionals",
+    "plot_density_image", "plot_density_curves", "plot_conditionals", "Predict",
 ]

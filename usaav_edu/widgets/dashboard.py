@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import os
 import time
 
 import ipywidgets as widgets
@@ -36,6 +35,7 @@ from .._validate import float_array
 from . import _checks as c
 from .. import experiments, solver
 from .player import TrajectoryPlayer
+from .state import STATIC_ENV, live_kernel  # noqa: F401  (the dashboard's public names)
 
 #: (min, max, step) of each control; initial values outside the range are refused
 RANGES = {
@@ -47,45 +47,11 @@ RANGES = {
 }
 
 
-#: environment variable that marks an execution whose widget state is saved into a static page
-STATIC_ENV = "USAAV_EDU_STATIC_PAGE"
-
 #: CSS class of a dashboard's root (the browser checks find dashboards by it)
 DASHBOARD_CLASS = "usaav-dashboard"
 
 #: where the static note sends the reader (the book's "Running the notebooks" section)
 RUNNING_NOTEBOOKS_URL = "widgets.html#running-notebooks"
-
-
-def live_kernel(live: bool | None = None) -> bool:
-    """Whether controls that need Python should be enabled.
-
-    ``live`` True or False is returned as is; ``None`` reads the environment variable
-    ``USAAV_EDU_STATIC_PAGE``: unset, empty or ``"0"`` means a live kernel, ``"1"`` a static page
-    (any other value is refused).
-
-    Parameters
-    ----------
-    live : bool or None
-        The choice, or None to read the environment.
-
-    Returns
-    -------
-    bool
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a ``live`` that is not a bool or None, or an unknown value of the variable.
-    """
-    if live is not None:
-        if not isinstance(live, bool):
-            raise TypeError(f"live must be True, False or None, got {type(live).__name__}")
-        return live
-    value = os.environ.get(STATIC_ENV, "")
-    if value not in ("", "0", "1"):
-        raise ValueError(f"environment variable {STATIC_ENV} must be unset, '0' or '1', got {c.shown(value)}")
-    return value != "1"
 
 
 def static_note(url: str = RUNNING_NOTEBOOKS_URL) -> str:
@@ -227,7 +193,7 @@ class ExperimentDashboard(widgets.VBox):
         True: controls enabled (a Python kernel answers them).  False: a static page; controls
         disabled and a note pointing to "Running the notebooks".  None (default): read the
         environment variable ``USAAV_EDU_STATIC_PAGE`` (see
-        :func:`~usaav_edu.widgets.dashboard.live_kernel`).
+        :func:`~usaav_edu.widgets.state.live_kernel`).
     help_url : str
         Link of the static note (default the book's "Running the notebooks" section).
     """

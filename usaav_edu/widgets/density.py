@@ -34,7 +34,7 @@ from .. import density as dens
 from . import _checks as c
 from .colors import CYCLIC_STEPS, PLAIN_COLOR, PROMPT_PALETTE, _check_xi, cyclic_color, \
     project_3d
-from .dashboard import live_kernel
+from .state import live_kernel
 from .player import _BAR_HALF, _BAR_Y, _BAR_Z, BUTTONS_TEXT, LOOPS, _frames_within
 from .scene import SphereView, _legend_html, polyline, subsample
 

@@ -21,6 +21,7 @@ import ipywidgets as widgets
 import numpy as np
 import pythreejs as three
 
+from .state import live_kernel
 from . import _checks as c
 from .colors import project_3d
 from .scene import TRAIL_BYTES, SphereView, polyline, subsample
@@ -132,8 +133,6 @@ LIVE_MIN_FRAMES = 24
 
 def _static_page() -> bool:
     """Whether this execution writes a static page (``USAAV_EDU_STATIC_PAGE=1``)."""
-    from .dashboard import live_kernel  # (the dashboard imports this module)
-
     return not live_kernel()
 
 
