@@ -31,6 +31,7 @@ LAYERS = [
     ["widgets.player", "widgets.twin", "widgets.predict"],
     ["widgets.explorer", "widgets.dashboard", "widgets.density"],
     ["widgets"],
+    ["figures.ch01", "figures.ch02", "figures.ch03", "figures.ch04", "figures.ch05", "figures.ch06", "figures.ch07", "figures.ch08", "figures.ch09", "figures.large_n", "figures.intro", "figures.primers", "figures"],
     [""],
 ]
 LAYER = {name: k for k, names in enumerate(LAYERS) for name in names}
