@@ -71,3 +71,8 @@ def test_phase_diagram_one_square_per_cell_coloured_by_phase():
     assert matplotlib.colors.to_hex(right.patches[0].get_facecolor()) == figs.PHASE_COLORS["other"]
     assert sum("$b<0$" in t.get_text() for t in right.texts) == 4
     assert left.get_xlabel() == r"decay rate $\lambda$"
+
+
+def test_player_with_plane_draws_the_great_circle(run):
+    (line,) = figs.player_with_plane(run, title="cosine bias").overlays.children
+    assert line is not None
