@@ -247,8 +247,13 @@ def test_fenced_code_finds_code_inside_directives_only():
 
 # ----------------------------------------------------------------------------- check cells
 def asserts(cell) -> int:
+    """The claims a cell checks: its ``assert`` statements and ``claim(...)`` calls
+    (``ue.checks.claim``)."""
     tree = ast.parse(TransformerManager().transform_cell(cell.source))
-    return sum(isinstance(node, ast.Assert) for node in ast.walk(tree))
+    return sum(isinstance(node, ast.Assert) or (
+        isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name))
+        and getattr(node.func, "attr", getattr(node.func, "id", None)) == "claim")
+        for node in ast.walk(tree))
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
