@@ -35,8 +35,9 @@ COLLAPSE_TOL = 1e-6
 CLUSTER_TOL = 1e-3
 #: a latitude circle is not a point: the RoPE tokens keep at least this spread
 MIN_SPREAD = 0.1
-#: canvas of each sphere, in pixels: three fit side by side in a column of about 820 px
-SIZE = (250, 230)
+#: canvas of each sphere, in pixels: three panels fit side by side in the book's text column
+#: at 1280 px (688 px wide), one under the other at 390 px
+SIZE = (210, 200)
 #: the widget state of the whole abstract (three players), in bytes
 MAX_BYTES = 900_000
 
@@ -157,16 +158,19 @@ def sentences(f: dict) -> tuple[str, str, str]:
 
 
 def _panel(player, sentence: str, width: int) -> widgets.VBox:
-    """One sphere with its sentence under it; the player's rows wrap in the panel's width."""
+    """One sphere with its sentence under it.  The player keeps its canvas, its buttons, its
+    time readout and its caption (the run's parameters); the legend and the line on the buttons
+    are left out (the sentence says what the colours and the play button show), and its rows
+    wrap in the panel's width."""
     for row in player.children:
         if isinstance(row, widgets.HBox):
             row.layout.flex_flow = "row wrap"
-    player.legend.layout.min_width = "0"
-    player.legend.layout.margin = "0"
+    player.legend.layout.display = "none"
+    player.time_info.layout.display = "none"
     text = widgets.HTML(f"<p style='margin:4px 0 0 0;line-height:1.35'>{html.escape(sentence)}</p>",
                         layout=widgets.Layout(width="100%"))
     return widgets.VBox([player, text], layout=widgets.Layout(
-        flex="1 1 0", min_width=f"{width}px", max_width=f"{width + 16}px", margin="0 4px 12px 4px"),
+        flex="1 1 0", min_width=f"{width}px", max_width=f"{width + 16}px", margin="0 3px 12px 3px"),
         _dom_classes=["usaav-abstract-panel"])
 
 
