@@ -141,3 +141,14 @@ def test_the_intro_page_plays_three_spheres_within_one_megabyte(monkeypatch):
     box = namespace["abstract"]
     assert len(players(box)) == 3
     assert embedded_state_bytes(box) < 1_000_000
+
+
+def test_three_panels_fit_the_text_column_at_1280_px(abstract):
+    # the column is 684 px wide at 1280 px (tests/test_book_layout.py): the three panels, with
+    # their margins, stand side by side in it; each canvas is as wide as its panel's minimum
+    column = 684
+    panels = abstract.children
+    widths = [int(p.layout.min_width.removesuffix("px")) for p in panels]
+    margins = [sum(int(v.removesuffix("px")) for v in p.layout.margin.split()[1::2]) for p in panels]
+    assert sum(widths) + sum(margins) <= column
+    assert all(p.children[0].renderer.width <= w for p, w in zip(panels, widths))

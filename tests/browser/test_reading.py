@@ -9,7 +9,10 @@ sees it (nothing unfolded, math typeset, 3-D views drawn; ``tools/page_metrics.p
   folded by ``hide-input`` or removed are not shown; exercise cells are left out);
 * no cell output reports the page's bookkeeping ("embedded state ... bytes").
 
-The chapter checks skip when the site is not built.  The detectors are tried on hand-made pages
+The intro opens with its visual abstract: three spheres side by side in the text column at 1280
+and 1600 px, one under the other at 390 px.
+
+The checks of the built pages skip when the site is not built.  The detectors are tried on hand-made pages
 first: a picture 2,500 px down, 70 visible lines, a debug print are each reported, and a page
 that reads well passes.
 """
@@ -19,8 +22,9 @@ import base64
 
 import pytest
 
-from tools.page_metrics import (WIDTH, chapter_pages, measure, measure_file,
+from tools.page_metrics import (WIDTH, chapter_pages, measure, measure_file, open_page,
                                 reader_context)
+from tools.print_pdf import renderer_count
 
 from .pages import SITE
 
@@ -170,3 +174,41 @@ def test_at_most_60_visible_lines_of_code_outside_exercises(reader, html):
 def test_no_debug_prints(reader, html):
     m = measured(reader, html)
     assert not m["debug"], f"{html.name}: {m['debug']}"
+
+
+# ------------------------------------------------------------- the intro's visual abstract
+INTRO = SITE / "book" / "intro.html"
+
+SPHERES = """
+() => {
+  const col = document.querySelector('main article').getBoundingClientRect();
+  const box = document.querySelector('.usaav-abstract');
+  return {column: [col.left, col.right],
+          box: box ? [box.getBoundingClientRect().left, box.getBoundingClientRect().right] : null,
+          canvases: Array.from(box ? box.querySelectorAll('canvas') : []).map((c) => {
+            const r = c.getBoundingClientRect();
+            return [r.left, r.right, r.top + window.scrollY];
+          })};
+}
+"""
+
+
+@pytest.mark.skipif(not INTRO.is_file(), reason=f"{INTRO} is not built (make book)")
+@pytest.mark.parametrize("width", [390, 1280, 1600])
+def test_intro_opens_with_three_spheres_side_by_side_or_stacked(browser, width):
+    assert renderer_count(INTRO) == 3, f"{INTRO.name} draws {renderer_count(INTRO)} spheres, not 3"
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        open_page(page, INTRO.as_uri(), 3)
+        m = page.evaluate(SPHERES)
+    finally:
+        context.close()
+    assert m["box"] is not None, "the intro has no visual abstract (.usaav-abstract)"
+    lefts, rights, tops = zip(*m["canvases"])
+    assert len(tops) == 3, f"{len(tops)} spheres in the abstract"
+    assert min(lefts) >= m["column"][0] - 1 and max(rights) <= m["column"][1] + 1, m
+    if width >= 1280:     # side by side, one row, high on the page
+        assert max(tops) - min(tops) < 1 and min(tops) < 600, m
+    else:                 # one under the other
+        assert all(b > a + 100 for a, b in zip(tops, tops[1:])), m
