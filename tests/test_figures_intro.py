@@ -114,6 +114,13 @@ def test_runs_of_the_wrong_model_are_named(done):
         fi.visual_abstract(usa, usa, prompts)
     with pytest.raises(ValueError, match="prompts must be a run of models.prefix_gauge"):
         fi.visual_abstract(usa, rope, rope)
+    biased = ue.simulate(ue.models.Model(bias=ue.biases.DistanceBias(0.5)), usa.x[0],
+                         np.arange(N, dtype=float), t_max=1.0, n_frames=3)
+    with pytest.raises(ValueError, match="usa must be a run of models.usa"):
+        fi.visual_abstract(biased, rope, prompts)
+    sa = ue.simulate(ue.models.sa(BETA), usa.x[0], t_max=1.0, n_frames=3)
+    with pytest.raises(ValueError, match="usa must be a run of models.usa"):
+        fi.visual_abstract(sa, rope, prompts)
     with pytest.raises(TypeError, match="usa must be a usaav_edu Trajectory"):
         fi.visual_abstract(None, rope, prompts)
     with pytest.raises(ValueError, match="size must be"):

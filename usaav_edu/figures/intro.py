@@ -43,9 +43,11 @@ MAX_BYTES = 900_000
 
 
 def _run(name: str, traj, gauge_type, what: str):
-    """``traj`` checked: a Trajectory in d = 3 of a model whose gauge is a ``gauge_type``."""
+    """``traj`` checked: a Trajectory in d = 3 of a model whose gauge is a ``gauge_type`` and
+    whose labels are those of that gauge (no bias that gives plain attention positions)."""
     c.trajectory(traj, name)
-    if not isinstance(getattr(traj.model, "gauge", None), gauge_type):
+    gauge = getattr(traj.model, "gauge", None)
+    if not isinstance(gauge, gauge_type) or getattr(traj.model, "labels", None) != gauge.labels:
         raise ValueError(f"{name} must be a run of {what}, got a run of model "
                          f"{getattr(traj.model, 'name', type(traj.model).__name__)!r}")
     if traj.d != 3:
@@ -77,6 +79,9 @@ def abstract_facts(usa, rope, prompts) -> dict:
     dict
     """
     usa = _run("usa", usa, IdentityGauge, "models.usa (plain attention, no labels)")
+    if getattr(usa.model, "normalization", None) != "usa":
+        raise ValueError(f"usa must be a run of models.usa (plain attention, no labels), got "
+                         f"normalization {usa.model.normalization!r}")
     rope = _run("rope", rope, RopeGauge, "models.rope")
     prompts = _run("prompts", prompts, FrameGauge, "models.prefix_gauge")
     y = rope.y[-1]
