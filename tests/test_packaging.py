@@ -104,6 +104,18 @@ def test_setup_cell_comes_first_once_and_leaves_the_other_cells_alone(chapter_co
     assert "%pip install" in "".join(first["source"])
 
 
+def test_setup_cell_is_folded_in_jupyterlab(chapter_copy):
+    """The notebook opens on the chapter: the set-up cell's source is hidden (one click shows it)."""
+    setup_cell.update_notebook(chapter_copy, PINNED)
+    first = json.loads(chapter_copy.read_text())["cells"][0]
+    assert first["metadata"].get("jupyter", {}).get("source_hidden") is True, first["metadata"]
+    for path in sorted((ROOT / "book").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        folded = [c["metadata"].get("jupyter", {}).get("source_hidden") for c in cells
+                  if setup_cell.is_setup_cell(c)]
+        assert folded == [True], f"{path.name}: set-up cell folded {folded}; run make setup-cells"
+
+
 def test_setup_cell_is_idempotent_and_replaced_by_a_new_source(chapter_copy):
     setup_cell.update_notebook(chapter_copy, "")
     once = chapter_copy.read_bytes()

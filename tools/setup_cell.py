@@ -7,7 +7,9 @@ manager (the 3-D spheres are pythreejs widgets, which Colab shows only through i
 package is installed already (the book build, ``make lab``, Binder) the cell does nothing.
 
 The cell is tagged ``remove-cell`` (the built pages leave it out; the downloadable notebook keeps
-it) and ``usaav-edu-setup``, the tag by which this tool finds it again: running the tool twice
+it) and ``usaav-edu-setup``, the tag by which this tool finds it again; its source is folded in
+JupyterLab and Jupyter Notebook (``jupyter.source_hidden``: the chapter's title is the first thing
+on screen, the cell runs as it is and one click shows it): running the tool twice
 gives the same file, and a changed install source replaces the old cell rather than adding one.
 
 The install source is pinned, never a bare distribution name (whoever registered that name on a
@@ -45,6 +47,9 @@ ROOT = Path(__file__).resolve().parents[1]
 TAG = "usaav-edu-setup"
 TAGS = ["remove-cell", TAG]
 CELL_ID = "usaav-edu-setup"
+#: the cell's metadata besides its tags: its source folded in JupyterLab (nbformat's ``jupyter``
+#: namespace), so that a notebook opens on the chapter, not on the installer
+FOLDED = {"jupyter": {"source_hidden": True}}
 DISTRIBUTION = "usaav-edu"
 # a repository address, https://<host>/<owner>/<repository>: nothing a shell would expand
 REPO_FORM = re.compile(r"^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~-]+){2,}$")
@@ -252,10 +257,11 @@ def cell_source(spec: str) -> str:
 
 
 def setup_cell(spec: str) -> dict:
-    """The set-up cell as an nbformat 4 code cell: no outputs, tagged ``TAGS``."""
+    """The set-up cell as an nbformat 4 code cell: no outputs, tagged ``TAGS``, source folded."""
     lines = cell_source(spec).splitlines(keepends=True)
+    metadata = {**json.loads(json.dumps(FOLDED)), "tags": list(TAGS)}
     return {"cell_type": "code", "execution_count": None, "id": CELL_ID,
-            "metadata": {"tags": list(TAGS)}, "outputs": [], "source": lines}
+            "metadata": metadata, "outputs": [], "source": lines}
 
 
 def is_setup_cell(cell: dict) -> bool:
