@@ -92,6 +92,8 @@ pdf: book chromium
 # (Colab, a downloaded chapter), only from the source _config.yml pins: repository.url at
 # repository.install_ref (a commit or a release tag); with none pinned it installs nothing and says
 # so.  Run this after changing either: it rewrites the cell in place and changes nothing else.
+# (It also writes each chapter's numbering cell for JupyterLab, from the chapter's place in
+# _toc.yml: run it after adding or moving a chapter too.)
 setup-cells: venv
 	$(PY) tools/setup_cell.py book/ch*.ipynb book/widgets.ipynb book/large_n.ipynb
 
