@@ -1,7 +1,8 @@
 /* "Show all code": one switch that opens or folds every folded code cell of a page at once.
  *
- * Cells tagged hide-input (and hide-cell, hide-output) are folded by myst-nb into a <details
- * class="hide ..."> each, opened one at a time by its own "Show code cell source" summary.  On
+ * Cells tagged hide-input (and hide-cell) are folded by myst-nb into a <details
+ * class="hide above-input"> each, opened one at a time by its own "Show code cell source"
+ * summary (a folded output, hide-output, is not code and stays as it is).  On
  * a page that has such cells this script puts a button in the article's header (beside the
  * download and full-screen buttons; at the top of the article where a theme has no header):
  * pressed, it opens every one of them; pressed again, it folds them all.  It is a toggle button
@@ -11,7 +12,7 @@
  */
 (function () {
   "use strict";
-  var FOLDED = "div.cell details.hide";
+  var FOLDED = "div.cell details.hide.above-input";
   var SHOW = "Show all code";
   var HIDE = "Hide all code";
 

@@ -74,9 +74,12 @@ def test_one_search_box_per_page(page):
     assert len(boxes) == 1, f"{CHAPTER.name}: {len(boxes)} search boxes on screen, expected 1: {boxes}"
 
 
+#: a folded code cell, as myst-nb writes it (tag hide-input)
+FOLD = "article div.cell details.hide.above-input"
+
+
 def _folds(page):
-    return page.evaluate("""() => [...document.querySelectorAll('article div.cell details.hide')]
-        .map(d => d.open)""")
+    return page.evaluate("sel => [...document.querySelectorAll(sel)].map(d => d.open)", FOLD)
 
 
 def test_show_all_code_opens_and_folds_every_folded_cell(page):
@@ -93,13 +96,13 @@ def test_show_all_code_opens_and_folds_every_folded_cell(page):
     hide = page.get_by_role("button", name="Hide all code")
     assert hide.count() == 1 and hide.get_attribute("aria-pressed") == "true"
     # the code is shown, not only the <details> flagged open
-    first_code = page.locator("article div.cell details.hide div.cell_input").first
+    first_code = page.locator(f"{FOLD} div.cell_input").first
     first_code.scroll_into_view_if_needed()
     assert first_code.is_visible()
     hide.click()
     assert not any(_folds(page)), f"after 'Hide all code': open {_folds(page)}"
     # one cell opened by its own summary: the switch still offers to show all
-    page.locator("article div.cell details.hide > summary").first.click()
+    page.locator(f"{FOLD} > summary").first.click()
     assert sum(_folds(page)) == 1
     assert page.get_by_role("button", name="Show all code").count() == 1
     assert not page.log.errors, f"console errors: {page.log.errors}"
