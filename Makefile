@@ -92,14 +92,21 @@ pdf: book chromium
 # (Colab, a downloaded chapter), only from the source _config.yml pins: repository.url at
 # repository.install_ref (a commit or a release tag); with none pinned it installs nothing and says
 # so.  Run this after changing either: it rewrites the cell in place and changes nothing else.
+# (It also writes each chapter's numbering cell for JupyterLab, from the chapter's place in
+# _toc.yml: run it after adding or moving a chapter too.)
 setup-cells: venv
 	$(PY) tools/setup_cell.py book/ch*.ipynb book/widgets.ipynb book/large_n.ipynb
 
 # The learner's JupyterLab on book/.  jupyterlab_myst (requirements.txt) renders the chapters' MyST in
 # it: theorem and exercise blocks, dropdown solutions, math, cross-references within a chapter
 # (tests/browser/test_lab.py starts a server like this one and checks chapter 1 in chromium).
+# No news pop-up: the server fetches no news feed (LabApp.news_url=None), and the defaults in
+# tools/lab_settings/overrides.json say "never" to news and update checks, so JupyterLab does not
+# ask (a learner's own settings still win).
+LAB_OPTIONS := --ServerApp.allow_root=True --LabApp.news_url=None \
+	--LabApp.app_settings_dir=$(CURDIR)/tools/lab_settings
 lab: venv
-	$(VENV)/bin/jupyter lab --ServerApp.allow_root=True --notebook-dir=book
+	$(VENV)/bin/jupyter lab $(LAB_OPTIONS) --notebook-dir=book
 
 bench: venv
 	$(PY) benchmarks/rhs_throughput.py

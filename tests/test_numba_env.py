@@ -131,3 +131,49 @@ def test_cpu_quota_cgroup_v1(monkeypatch):
 def test_no_cgroup_information_means_no_quota(monkeypatch):
     assert fake_files(monkeypatch, {})() is None
     assert fake_files(monkeypatch, {"/proc/self/cgroup": "garbled\n0::/\n"})() is None
+
+
+RUN = """
+import usaav_edu as ue
+m = ue.models.usa(1.0)
+ue.simulate(m, ue.sphere.uniform(8, 3, seed=0), None, t_max=0.5, n_frames=3)
+print("done")
+"""
+
+
+def _fresh_cache_env(cache, **extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "USAAV_EDU_STATIC_PAGE")}
+    env.update(NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(PACKAGE.parent), **extra)
+    return env
+
+
+def test_a_cold_cache_says_once_that_the_kernels_compile(tmp_path):
+    """First run of an installation: one line before the ~30 s of compiling; warm: silence."""
+    import usaav_edu
+
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    first = subprocess.run([sys.executable, "-c", RUN], env=_fresh_cache_env(cache), cwd=tmp_path,
+                           capture_output=True, text=True, timeout=900)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert first.stderr.splitlines().count(usaav_edu.COMPILING) == 1, first.stderr[-3000:]
+    assert first.stdout == "done\n", "the line goes to stderr: a program's stdout stays its own"
+    again = subprocess.run([sys.executable, "-c", RUN], env=_fresh_cache_env(cache), cwd=tmp_path,
+                           capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert usaav_edu.COMPILING not in again.stderr + again.stdout, "said again with a warm cache"
+
+
+def test_the_books_pages_do_not_show_the_compiling_line(tmp_path):
+    import usaav_edu
+
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    done = subprocess.run([sys.executable, "-c", "import usaav_edu"], cwd=tmp_path,
+                          env=_fresh_cache_env(cache, USAAV_EDU_STATIC_PAGE="1"),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert usaav_edu.COMPILING not in done.stderr + done.stdout
+    shown = subprocess.run([sys.executable, "-c", "import usaav_edu"], cwd=tmp_path,
+                           env=_fresh_cache_env(cache), capture_output=True, text=True, timeout=300)
+    assert usaav_edu.COMPILING in shown.stderr, "an empty cache must be told from a warm one"

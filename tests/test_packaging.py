@@ -104,6 +104,18 @@ def test_setup_cell_comes_first_once_and_leaves_the_other_cells_alone(chapter_co
     assert "%pip install" in "".join(first["source"])
 
 
+def test_setup_cell_is_folded_in_jupyterlab(chapter_copy):
+    """The notebook opens on the chapter: the set-up cell's source is hidden (one click shows it)."""
+    setup_cell.update_notebook(chapter_copy, PINNED)
+    first = json.loads(chapter_copy.read_text())["cells"][0]
+    assert first["metadata"].get("jupyter", {}).get("source_hidden") is True, first["metadata"]
+    for path in sorted((ROOT / "book").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        folded = [c["metadata"].get("jupyter", {}).get("source_hidden") for c in cells
+                  if setup_cell.is_setup_cell(c)]
+        assert folded == [True], f"{path.name}: set-up cell folded {folded}; run make setup-cells"
+
+
 def test_setup_cell_is_idempotent_and_replaced_by_a_new_source(chapter_copy):
     setup_cell.update_notebook(chapter_copy, "")
     once = chapter_copy.read_bytes()
@@ -592,3 +604,50 @@ def test_a_downloaded_chapter_runs_top_to_bottom_in_the_fresh_environment(fresh_
     assert ran == f"{n_code} code cells ran" and n_code > 0
     assert setup_outputs == "0 outputs of the set-up cell"  # nothing installed, nothing printed
     assert Path(where).is_relative_to(venv)  # the kernel ran in the fresh environment
+
+
+# ---------------------------------------------------------------------------------------------
+# the JupyterLab numbering cell (tools/setup_cell.py)
+
+
+def test_chapter_numbers_follow_the_numbered_parts_of_the_toc():
+    numbers = setup_cell.chapter_numbers(ROOT / "_toc.yml")
+    assert numbers == {f"ch0{k}_{name}": k for k, name in enumerate(
+        ["particles", "metastability", "conditional_dirac", "rope", "generalized_rope",
+         "prefix_gauges", "spectral", "experiments", "meanfield"], start=1)}
+
+
+def test_every_chapter_gives_jupyterlab_its_number_and_no_other_page_does():
+    numbers = setup_cell.chapter_numbers(ROOT / "_toc.yml")
+    for path in sorted((ROOT / "book").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        numbering = [i for i, c in enumerate(cells) if setup_cell.is_numbering_cell(c)]
+        chapter = numbers.get(path.stem)
+        if chapter is None:
+            assert numbering == [], f"{path.name} is no numbered chapter but has a numbering cell"
+            continue
+        assert numbering == [1], f"{path.name}: numbering cells at {numbering}; run make setup-cells"
+        cell = cells[1]
+        assert cell["cell_type"] == "markdown" and "remove-cell" in cell["metadata"]["tags"]
+        source = "".join(cell["source"])
+        # frontmatter for jupyterlab_myst: a YAML block first in the first markdown cell
+        assert source.startswith("```yaml\n") and source.rstrip().endswith("```"), source
+        front = yaml.safe_load(source.strip().removeprefix("```yaml").removesuffix("```"))
+        assert front == {"numbering": {"enumerator": f"{chapter}.%s"}}, (path.name, front)
+        assert not any(c["cell_type"] == "markdown" for c in cells[:1])
+
+
+def test_numbering_cell_is_replaced_not_added(chapter_copy):
+    setup_cell.update_notebook(chapter_copy, PINNED, chapter=3)
+    setup_cell.update_notebook(chapter_copy, PINNED, chapter=4)
+    cells = json.loads(chapter_copy.read_text())["cells"]
+    found = [c for c in cells if setup_cell.is_numbering_cell(c)]
+    assert len(found) == 1 and cells[1] is not None and setup_cell.is_numbering_cell(cells[1])
+    assert 'enumerator: "4.%s"' in "".join(found[0]["source"])
+    assert not setup_cell.update_notebook(chapter_copy, PINNED, chapter=4)  # idempotent
+    setup_cell.update_notebook(chapter_copy, PINNED, chapter=None)
+    assert not any(setup_cell.is_numbering_cell(c) for c in json.loads(chapter_copy.read_text())["cells"])
+    with pytest.raises(ValueError, match="chapter must be a chapter number"):
+        setup_cell.numbering_cell(0)
+    with pytest.raises(ValueError, match="chapter must be a chapter number"):
+        setup_cell.numbering_cell(True)

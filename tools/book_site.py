@@ -19,11 +19,29 @@ not be edited for each fork.  The address must be ``http(s)://<host>[/<path>]``;
 * The PyData theme, with no ``default_mode`` in ``html_context``, starts a reader's first visit
   with the empty mode and logs "Got invalid theme mode" before falling back to ``auto``.  The
   default here is ``auto`` (what the theme falls back to), unless the configuration names one.
+
+**Search results with excerpts.**  Sphinx's search page shows each result's title and, below it,
+an excerpt around the words searched for, cut from the page it fetches (``fetch(<page>.html)``).
+Opened from the disk (``file://``) the browser refuses that fetch, and a chapter page is a few
+megabytes of widget state besides.  So the build writes the text of every page's article, without
+scripts, styles or widget state and with its sections kept (a result that points to a section
+gets its excerpt from that section), into ``_static/usaav-search-excerpts.js``, which only the
+search page loads; it answers the search page's fetch of a page from that text, offline and at
+once.  Any other request goes to the network as before.
+
+**Printed chapters, not the browser's print.**  The theme's download menu offers ".pdf", which
+is the browser's print dialog: it prints a 3-D sphere as an empty or squashed box.  That entry is
+replaced by "printed chapters", a link to the FAQ's section on the PDFs that ``make pdf`` prints
+(every sphere a picture, players at the end of their run); the menu's ``.ipynb`` stays.
 """
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
+from html.parser import HTMLParser
+from pathlib import Path
 
 from sphinx.errors import ConfigError
 
@@ -70,6 +88,146 @@ def drop_duplicates(scripts: list) -> list:
     return scripts
 
 
+#: the search page's script holding the pages' text (written into the built site's _static)
+EXCERPTS_JS = "usaav-search-excerpts.js"
+#: what the search page's fetch gets for a page, around the text: Sphinx's search reads [role=main]
+EXCERPT_PAGE = '<div role="main">{}</div>'
+#: the elements whose content never shows as text on a page
+SKIPPED = {"script", "style", "template", "noscript"}
+#: elements that run inside a line of text: no space around them
+INLINE = {"a", "abbr", "b", "cite", "code", "em", "i", "kbd", "mark", "q", "s", "samp", "small",
+          "span", "strong", "sub", "sup", "u", "var", "mjx-container"}
+#: elements without an end tag
+VOID = {"br", "img", "hr", "input", "meta", "link", "wbr", "source", "col", "area", "embed",
+        "track"}
+#: the download menu's entries: the one replaced, and where its replacement leads
+PRINT_BUTTON = "download-pdf-button"
+PRINTED_DOC, PRINTED_ANCHOR = "book/reference/faq", "faq-print"
+
+
+class _ArticleText(HTMLParser):
+    """The text of a page's ``<article>`` as a fragment of HTML: only ``<section id>`` tags kept.
+
+    Scripts, styles and heading anchors (the pilcrow of ``a.headerlink``) are left out;
+    white space is collapsed.
+    """
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.out: list[str] = []
+        self.depth = 0           # inside <article>: how deep
+        self.skip = 0            # inside a skipped element: how deep
+        self.stack: list[tuple[str, bool]] = []   # open elements in the article: (tag, section?)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if not self.depth:
+            if tag == "article":
+                self.depth = 1
+            return
+        if tag not in INLINE and not self.skip:
+            self.out.append(" ")
+        if tag in VOID:
+            return
+        self.depth += 1
+        classes = (attrs.get("class") or "").split()
+        if self.skip or tag in SKIPPED or "headerlink" in classes:
+            self.skip += 1
+            self.stack.append((tag, False))
+            return
+        section = tag == "section" and bool(attrs.get("id"))
+        if section:
+            self.out.append(f'<section id="{html.escape(attrs["id"])}">')
+        self.stack.append((tag, section))
+
+    def handle_endtag(self, tag):
+        if not self.depth or not self.stack:
+            if tag == "article" and self.depth:
+                self.depth = 0
+            return
+        if tag in VOID:
+            return
+        if tag not in INLINE and not self.skip:
+            self.out.append(" ")
+        # close up to the matching open tag (HTML lets some end tags be left out)
+        while self.stack:
+            open_tag, section = self.stack.pop()
+            self.depth -= 1
+            if self.skip:
+                self.skip -= 1
+            elif section:
+                self.out.append("</section>")
+            if open_tag == tag:
+                break
+        if tag == "article" and not self.stack:
+            self.depth = 0
+
+    def handle_data(self, data):
+        if self.depth and not self.skip:
+            self.out.append(html.escape(data, quote=False))
+
+    def text(self) -> str:
+        return re.sub(r"\s+", " ", "".join(self.out)).strip()
+
+
+def article_text(page_html: str) -> str:
+    """What a search excerpt is cut from: the article of a built page as text (sections kept)."""
+    parser = _ArticleText()
+    parser.feed(page_html)
+    parser.close()
+    return parser.text()
+
+
+def excerpts_script(texts: dict[str, str]) -> str:
+    """The search page's script: each page's article text, and the fetch that answers from it.
+
+    ``texts`` maps a page's name (``book/ch01_particles``) to :func:`article_text` of it.
+    Sphinx's search fetches ``<content root><page name><file suffix>``; that request is answered
+    with ``EXCERPT_PAGE`` around the page's text; every other request goes on to the network.
+    """
+    data = json.dumps({name: EXCERPT_PAGE.format(text) for name, text in sorted(texts.items())},
+                      ensure_ascii=True, indent=0)
+    return f"""/* Search excerpts from the disk: written by tools/book_site.py, see there. */
+(function () {{
+  "use strict";
+  var pages = {data};
+  var realFetch = window.fetch;
+  window.fetch = function (input, init) {{
+    var url = typeof input === "string" ? input : (input && input.url) || "";
+    var root = document.documentElement.dataset.content_root || "";
+    var options = window.DOCUMENTATION_OPTIONS || {{}};
+    var suffix = options.FILE_SUFFIX || ".html";
+    if (url.indexOf(root) === 0 && url.slice(-suffix.length) === suffix) {{
+      var name = url.slice(root.length, url.length - suffix.length);
+      if (Object.prototype.hasOwnProperty.call(pages, name)) {{
+        return Promise.resolve(new Response(pages[name],
+          {{status: 200, headers: {{"Content-Type": "text/html; charset=utf-8"}}}}));
+      }}
+    }}
+    return realFetch.apply(this, arguments);
+  }};
+}})();
+"""
+
+
+def without_print_button(header_buttons: list, printed_url: str) -> list:
+    """The theme's header buttons with the download menu's ".pdf" (the browser's print) replaced.
+
+    The replacement is a link to ``printed_url``, where the chapters printed by ``make pdf``
+    are described.  The list is changed in place and returned.
+    """
+    for group in header_buttons:
+        if group.get("type") != "group" or group.get("label") != "download-buttons":
+            continue
+        buttons = group["buttons"]
+        for i, button in enumerate(buttons):
+            if button.get("label") == PRINT_BUTTON:
+                buttons[i] = {"type": "link", "url": printed_url, "text": "printed chapters",
+                              "tooltip": "The chapters printed to PDF, spheres as pictures",
+                              "icon": "fas fa-file-pdf", "label": "printed-chapters-button"}
+    return header_buttons
+
+
 def _on_config_inited(app, config):
     config.html_baseurl = base_url(config.html_baseurl)
     context = dict(config.html_context or {})
@@ -79,13 +237,42 @@ def _on_config_inited(app, config):
 
 def _on_html_page_context(app, pagename, templatename, context, doctree):
     # the same list object as the builder's, so scripts added by other handlers are seen too
+    if pagename == "search":
+        app.add_js_file(EXCERPTS_JS)  # this page only (Sphinx resets the list after each page)
     scripts = context.get("script_files")
     if scripts:
         drop_duplicates(scripts)
+
+
+def _on_html_page_buttons(app, pagename, templatename, context, doctree):
+    buttons = context.get("header_buttons")
+    if buttons:
+        url = context["pathto"](PRINTED_DOC) + "#" + PRINTED_ANCHOR
+        without_print_button(buttons, url)
+
+
+def _on_build_finished(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    suffix = app.builder.out_suffix
+    texts = {}
+    for name in sorted(app.env.found_docs):
+        page = out / f"{name}{suffix}"
+        if page.is_file():
+            texts[name] = article_text(page.read_text(encoding="utf-8"))
+    target = out / "_static" / EXCERPTS_JS
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(excerpts_script(texts), encoding="utf-8")
+    os.replace(tmp, target)
 
 
 def setup(app):
     app.connect("config-inited", _on_config_inited, priority=100)
     # late, after the handlers that add page-specific scripts
     app.connect("html-page-context", _on_html_page_context, priority=900)
+    # after sphinx-book-theme has made its header buttons (priority 501)
+    app.connect("html-page-context", _on_html_page_buttons, priority=600)
+    app.connect("build-finished", _on_build_finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

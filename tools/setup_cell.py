@@ -7,8 +7,18 @@ manager (the 3-D spheres are pythreejs widgets, which Colab shows only through i
 package is installed already (the book build, ``make lab``, Binder) the cell does nothing.
 
 The cell is tagged ``remove-cell`` (the built pages leave it out; the downloadable notebook keeps
-it) and ``usaav-edu-setup``, the tag by which this tool finds it again: running the tool twice
+it) and ``usaav-edu-setup``, the tag by which this tool finds it again; its source is folded in
+JupyterLab and Jupyter Notebook (``jupyter.source_hidden``: the chapter's title is the first thing
+on screen, the cell runs as it is and one click shows it): running the tool twice
 gives the same file, and a changed install source replaces the old cell rather than adding one.
+
+A numbered chapter also gets, right after it, a markdown cell for JupyterLab only: the MyST
+renderer there (jupyterlab_myst) numbers a notebook's blocks from 1 ("Theorem 2") where the book
+prints "Theorem 1.2"; a YAML block first in a notebook's first markdown cell is page frontmatter
+for that renderer, and ``numbering: enumerator: "<chapter>.%s"`` makes it print the book's
+numbers.  The cell is tagged ``remove-cell`` too (the book and its pages leave it out; Sphinx
+numbers the chapters itself) and ``usaav-edu-lab-numbering``; the chapter's number is its place
+among the numbered parts of ``_toc.yml``.
 
 The install source is pinned, never a bare distribution name (whoever registered that name on a
 package index would run code in every reader's notebook).  It is one of
@@ -45,6 +55,20 @@ ROOT = Path(__file__).resolve().parents[1]
 TAG = "usaav-edu-setup"
 TAGS = ["remove-cell", TAG]
 CELL_ID = "usaav-edu-setup"
+#: the cell's metadata besides its tags: its source folded in JupyterLab (nbformat's ``jupyter``
+#: namespace), so that a notebook opens on the chapter, not on the installer
+FOLDED = {"jupyter": {"source_hidden": True}}
+#: the JupyterLab numbering cell of a chapter (see the module's docstring)
+NUMBERING_TAG = "usaav-edu-lab-numbering"
+NUMBERING_ID = "usaav-edu-lab-numbering"
+NUMBERING = """\
+```yaml
+# JupyterLab numbers this chapter's blocks as the book does (Theorem {chapter}.1);
+# the book leaves this cell out.  Written by tools/setup_cell.py.
+numbering:
+  enumerator: "{chapter}.%s"
+```
+"""
 DISTRIBUTION = "usaav-edu"
 # a repository address, https://<host>/<owner>/<repository>: nothing a shell would expand
 REPO_FORM = re.compile(r"^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~-]+){2,}$")
@@ -252,10 +276,59 @@ def cell_source(spec: str) -> str:
 
 
 def setup_cell(spec: str) -> dict:
-    """The set-up cell as an nbformat 4 code cell: no outputs, tagged ``TAGS``."""
+    """The set-up cell as an nbformat 4 code cell: no outputs, tagged ``TAGS``, source folded."""
     lines = cell_source(spec).splitlines(keepends=True)
+    metadata = {**json.loads(json.dumps(FOLDED)), "tags": list(TAGS)}
     return {"cell_type": "code", "execution_count": None, "id": CELL_ID,
-            "metadata": {"tags": list(TAGS)}, "outputs": [], "source": lines}
+            "metadata": metadata, "outputs": [], "source": lines}
+
+
+def chapter_numbers(toc_path: Path) -> dict[str, int]:
+    """The book's chapter numbers by notebook stem: their order in the numbered parts of the toc."""
+    toc = yaml.safe_load(Path(toc_path).read_text(encoding="utf-8"))
+    numbers: dict[str, int] = {}
+    for part in toc.get("parts") or []:
+        if not part.get("numbered"):
+            continue
+        for chapter in part.get("chapters") or []:
+            numbers[Path(chapter["file"]).stem] = len(numbers) + 1
+    return numbers
+
+
+def numbering_cell(chapter: int) -> dict:
+    """Chapter ``chapter``'s JupyterLab numbering cell: a markdown cell tagged remove-cell."""
+    if isinstance(chapter, bool) or not isinstance(chapter, int) or chapter < 1:
+        raise ValueError(f"chapter must be a chapter number >= 1, got {chapter!r}")
+    lines = NUMBERING.format(chapter=chapter).splitlines(keepends=True)
+    return {"cell_type": "markdown", "id": NUMBERING_ID,
+            "metadata": {"tags": ["remove-cell", NUMBERING_TAG]}, "source": lines}
+
+
+def is_numbering_cell(cell: dict) -> bool:
+    return NUMBERING_TAG in (cell.get("metadata", {}).get("tags") or [])
+
+
+def with_numbering_cell(nb: dict, chapter: int | None) -> dict:
+    """A copy of ``nb`` with chapter ``chapter``'s numbering cell right after the set-up cell.
+
+    Every earlier numbering cell is removed; ``chapter=None`` (a page that is not a numbered
+    chapter) leaves none.  ``nb`` must begin with its set-up cell.
+    """
+    cells = [c for c in nb["cells"] if not is_numbering_cell(c)]
+    if not cells or not is_setup_cell(cells[0]):
+        raise ValueError("nb must begin with the set-up cell (with_setup_cell first)")
+    out = dict(nb)
+    if chapter is None:
+        out["cells"] = cells
+        return out
+    if NUMBERING_ID in [c.get("id") for c in cells]:
+        raise ValueError(f"nb already has a cell with id {NUMBERING_ID!r} that is not tagged "
+                         f"{NUMBERING_TAG!r}")
+    cell = numbering_cell(chapter)
+    if nb.get("nbformat_minor", 0) < 5:
+        del cell["id"]
+    out["cells"] = cells[:1] + [cell] + cells[1:]
+    return out
 
 
 def is_setup_cell(cell: dict) -> bool:
@@ -304,8 +377,17 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def update_notebook(path: Path, spec: str) -> bool:
-    """Put the set-up cell at the top of the notebook at ``path``; True if the file changed."""
+#: ``update_notebook(..., chapter=KEEP)``: leave the numbering cell as it is
+KEEP = "keep"
+
+
+def update_notebook(path: Path, spec: str, chapter: int | None | str = KEEP) -> bool:
+    """Put the set-up cell at the top of the notebook at ``path``; True if the file changed.
+
+    ``chapter``: the book's number of the chapter (its JupyterLab numbering cell follows the
+    set-up cell), None for a page that is not a numbered chapter (no numbering cell), or
+    ``KEEP`` (the default) to leave the numbering cell as it is.
+    """
     path = Path(path)
     if path.suffix != ".ipynb":
         raise ValueError(f"path must be a .ipynb notebook, got {str(path)!r}")
@@ -316,7 +398,10 @@ def update_notebook(path: Path, spec: str) -> bool:
         nb = json.loads(old)
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not a notebook (invalid JSON: {e})") from None
-    new = dumps(with_setup_cell(nb, spec))
+    nb = with_setup_cell(nb, spec)
+    if chapter != KEEP:
+        nb = with_numbering_cell(nb, chapter)
+    new = dumps(nb)
     if new == old:
         return False
     write_atomic(path, new)
@@ -334,6 +419,8 @@ def main(argv=None) -> int:
                                         "site serves it at")
     ap.add_argument("--config", type=Path, default=ROOT / "_config.yml",
                     help="the book's _config.yml (default: %(default)s)")
+    ap.add_argument("--toc", type=Path, default=ROOT / "_toc.yml",
+                    help="the book's _toc.yml, for the chapters' numbers (default: %(default)s)")
     args = ap.parse_args(argv)
     try:
         if args.source is not None:
@@ -344,8 +431,9 @@ def main(argv=None) -> int:
             spec = config_spec(args.config)
     except ValueError as e:
         ap.error(str(e))
+    chapters = chapter_numbers(args.toc)
     for path in args.notebooks:
-        changed = update_notebook(path, spec)
+        changed = update_notebook(path, spec, chapters.get(Path(path).stem))
         what = f"installs {spec}" if spec else "no source pinned: installs nothing"
         print(f"{path}: {'set-up cell written' if changed else 'unchanged'} ({what})")
     return 0

@@ -127,8 +127,53 @@ def _cache_folder():
     return fallback
 
 
+#: the one line said before the kernels compile on a cold cache (the first run of an installation)
+COMPILING = "usaav_edu: compiling the package's kernels (about 30 s, once per installation)..."
+
+
+def _cold_cache():
+    """True if Numba has no compiled code cached for the solver's kernels yet.
+
+    Cheap: the folder Numba caches ``usaav_edu/dynamics/rhs.py`` in (found as a ``cache=True``
+    function finds it) holds no index file (``rhs.<function>-<line>.py<version>.nbi``) for
+    this Python.  False when that cannot be told.
+    """
+    try:
+        from numba.core.caching import FunctionCache
+    except ImportError:
+        return False
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamics", "rhs.py")
+    namespace = {}
+    exec(compile("def probe():\n    pass\n", source, "exec"), namespace)
+    try:
+        folder = FunctionCache(namespace["probe"])._cache_path
+    except (RuntimeError, AttributeError):
+        return False
+    suffix = f".py{sys.version_info.major}{sys.version_info.minor}.nbi"
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return True  # not made yet: nothing compiled
+    return not any(n.startswith("rhs.") and n.endswith(suffix) for n in names)
+
+
+def _say_compiling():
+    """Say once, before a first run compiles, that it will take a while (a cold Numba cache).
+
+    In a notebook the line goes to the cell's output (stdout), elsewhere to stderr (a program's
+    stdout stays its own).  Not in the pages the book executes (``USAAV_EDU_STATIC_PAGE``): they
+    show results, not the state of the machine that built them.
+    """
+    if os.environ.get("USAAV_EDU_STATIC_PAGE") or not _cold_cache():
+        return False
+    stream = sys.stdout if "ipykernel" in sys.modules else sys.stderr
+    print(COMPILING, file=stream, flush=True)
+    return True
+
+
 _thread_policy()
 _cache_folder()
+_say_compiling()
 
 from ._version import __version__
 

@@ -6,8 +6,13 @@ read: the exercise and theorem blocks are blocks, the dropdown solution is close
 the math is typeset and the cross-references are links, not the raw MyST source.
 
 The server gets its own workspace, user-settings (autosave off) and checkpoint folders, so the
-check neither writes into book/ nor touches the user's JupyterLab settings.  It is stopped at the
-end, also when a check fails.
+check neither writes into book/ nor touches the user's JupyterLab settings.  It is started with the
+options of ``make lab`` (the Makefile's ``LAB_OPTIONS``): it shows no news pop-up.  It is stopped at
+the end, also when a check fails.
+
+The chapter reads as in the book: its set-up cell is folded (the title is the first thing on
+screen), and its theorems and exercises carry the book's numbers ("Theorem 1.2": the chapter's
+numbering cell, written by tools/setup_cell.py, gives the renderer the chapter's number).
 
 The renderer sees one notebook at a time, so the chapters spell their references out with the
 book's numbers (tools/lab_refs.py): chapter 8 is opened too, to check that a reference to another
@@ -15,14 +20,17 @@ chapter's theorem shows the book's number and no "not found" mark, and that a li
 opens that chapter's notebook in JupyterLab.
 
 What the renderer does not do (not checked here): a {cite} shows its key, marked "Citation Not
-Found", not the reference from references.bib, and {bibliography} shows nothing; a reference to
-another chapter's block shows its text but does not lead there.
+Found", not the reference from references.bib, and {bibliography} shows nothing (jupyterlab_myst
+2.7 reads no bibliography: its citation transform marks every citation as not found); a reference
+to another chapter's block shows its text but does not lead there.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
+import shlex
 import signal
 import socket
 import subprocess
@@ -34,7 +42,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tools import lab_refs
+from tools import lab_refs, setup_cell
 
 from .pages import ROOT, SITE
 
@@ -57,12 +65,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+#: the question JupyterLab asks on its first start unless told not to
+NEWS_QUESTION = "Would you like to get notified about official Jupyter news?"
+
+
+def lab_options(makefile: Path = ROOT / "Makefile") -> list[str]:
+    """The options ``make lab`` gives ``jupyter lab`` (``LAB_OPTIONS``, continued lines joined)."""
+    text = makefile.read_text(encoding="utf-8").replace("\\\n", " ")
+    m = re.search(r"^LAB_OPTIONS\s*:?=(.*)$", text, re.M)
+    assert m, f"{makefile}: no LAB_OPTIONS"
+    return shlex.split(m.group(1).replace("$(CURDIR)", str(ROOT)))
+
+
 def _write_settings(folder: Path) -> None:
-    """User settings of the test's JupyterLab: no autosave, no news or update checks."""
+    """User settings of the test's JupyterLab: no autosave (news: as ``make lab`` has them)."""
     settings = {
         "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
-        "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
-            {"fetchNews": "false", "checkForUpdates": False},
     }
     for name, value in settings.items():
         path = folder / name
@@ -91,7 +109,7 @@ def lab(tmp_path_factory):
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser",
            f"--ServerApp.root_dir={BOOK}", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
            "--ServerApp.port_retries=0", f"--ServerApp.token={token}",
-           "--ServerApp.allow_root=True", f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
+           *lab_options(), f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
            f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
            f"--FileCheckpoints.checkpoint_dir={tmp / 'checkpoints'}"]
     env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp / "runtime"))
@@ -118,9 +136,11 @@ def lab(tmp_path_factory):
         _stop(proc)
 
 
-def _markdown_cells(chapter: Path) -> int:
+def _markdown_cells(chapter: Path) -> tuple[int, int]:
+    """The notebook's markdown cells, and how many of them show text (not the numbering cell)."""
     nb = json.loads(chapter.read_text(encoding="utf-8"))
-    return sum(c["cell_type"] == "markdown" for c in nb["cells"])
+    cells = [c for c in nb["cells"] if c["cell_type"] == "markdown"]
+    return len(cells), sum(not setup_cell.is_numbering_cell(c) for c in cells)
 
 
 @pytest.fixture(scope="module")
@@ -141,18 +161,19 @@ def _open(lab, browser, name):
     page = context.new_page()
     try:
         page.goto(f"{url}/lab/workspaces/check-{Path(name).stem}/tree/{name}?reset&token={token}")
-        n_markdown = _markdown_cells(BOOK / name)
-        # a markdown cell is rendered when its output area holds the renderer's content
+        n_markdown, n_text = _markdown_cells(BOOK / name)
+        # a markdown cell is rendered when its output area holds the renderer's content (the
+        # numbering cell holds only frontmatter, which the renderer takes and does not show)
         page.wait_for_function(
-            """n => {
+            """([n, k]) => {
                 const cells = document.querySelectorAll('.jp-NotebookPanel .jp-MarkdownCell');
                 const done = [...cells].filter(c => {
                     const out = c.querySelector(':is(.myst, .jp-MarkdownOutput)');
                     return out && out.textContent.trim().length > 0;
                 });
-                return cells.length === n && done.length === n;
+                return cells.length === n && done.length === k;
             }""",
-            arg=n_markdown, timeout=RENDER_TIMEOUT_MS)
+            arg=[n_markdown, n_text], timeout=RENDER_TIMEOUT_MS)
         yield page
     finally:
         context.close()
@@ -263,3 +284,48 @@ def test_a_chapter_link_opens_that_notebook(last_chapter):
     current = last_chapter.evaluate(opened)
     assert any("ch04_rope.ipynb" in t for t in current), (
         f"clicking 'Chapter 4' did not open ch04_rope.ipynb; current tabs: {current}")
+
+
+def _book_number(title: str) -> str:
+    """ "Theorem 1.2 (USA is gradient ascent)" -> "Theorem 1.2" (the kind and its number)."""
+    m = re.match(r"^\s*([A-Z][a-z]+)\s+([0-9][0-9.]*)", title.replace("\xa0", " "))
+    return f"{m.group(1)} {m.group(2)}" if m else title.strip()
+
+
+def test_blocks_carry_the_books_numbers(chapter):
+    labels, _ = lab_refs.targets(SITE)
+    blocks = chapter.evaluate(
+        """sel => [...document.querySelectorAll(sel + ' :is(.myst-proof, .myst-exercise)[id]')]
+            .map(b => [b.id, (b.querySelector('.myst-proof-title, .myst-exercise-title') || {})
+                             .textContent || ''])""", RENDERED)
+    numbered = [(label, title) for label, title in blocks if label in labels]
+    assert len(numbered) >= 5, f"{CHAPTER}: only {len(numbered)} labelled blocks found: {blocks}"
+    wrong = [f"{label}: Lab shows {_book_number(title)!r}, the book {labels[label]!r}"
+             for label, title in numbered if _book_number(title) != labels[label]]
+    assert not wrong, f"{CHAPTER}: blocks numbered unlike the book: {wrong}"
+
+
+def test_setup_cell_is_folded_and_the_title_comes_first(chapter):
+    first = chapter.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first
+    assert "jp-CodeCell" in (first.get_attribute("class") or ""), "the first cell is not the set-up cell"
+    chapter.evaluate("() => document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer, "
+                     ".jp-NotebookPanel .jp-Notebook').scrollTo(0, 0)")
+    assert first.locator(".jp-InputPlaceholder").is_visible(), "the set-up cell is not folded"
+    assert not first.locator(".jp-InputArea-editor").is_visible(), "the set-up code is on screen"
+    title = chapter.locator(f"{RENDERED} h1").first
+    box = title.bounding_box()
+    assert box and box["y"] < 400, f"the chapter's title stands at {box} (1000 px window)"
+
+
+def test_no_news_pop_up(chapter, lab):
+    url, token = lab
+    with urllib.request.urlopen(f"{url}/lab/api/settings/@jupyterlab/apputils-extension:notification"
+                                f"?token={token}", timeout=10) as r:
+        answer = json.load(r)
+    # what JupyterLab uses: the user's settings over the defaults (overrides.json changes these)
+    composite = {name: spec.get("default") for name, spec in answer["schema"]["properties"].items()}
+    composite.update(answer.get("settings") or {})
+    assert composite.get("fetchNews") == "false" and composite.get("checkForUpdates") is False, (
+        f"make lab's JupyterLab would ask about news or updates: {composite}")
+    body = chapter.evaluate("() => document.body.innerText")
+    assert NEWS_QUESTION not in body, "JupyterLab asks about news on start"

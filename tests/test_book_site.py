@@ -1,0 +1,60 @@
+"""tools/book_site.py: the text search excerpts are cut from, and the download menu.
+
+The search page of the built book answers its fetch of a page from the text the build wrote
+(``article_text`` of each page, in ``excerpts_script``); the browser checks are in
+tests/browser/test_reading_tools.py.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import book_site  # noqa: E402
+
+PAGE = """<html><head><script>var head = 1;</script></head><body>
+<nav>the sidebar, not the article</nav>
+<article class="bd-article">
+<section id="collapse"><h1>Collapse<a class="headerlink" href="#collapse">#</a></h1>
+<p>Tokens <em>attract</em> each other &amp; x &lt; y.<br>Next line.</p>
+<script type="application/vnd.jupyter.widget-state+json">{"state": "898804 bytes"}</script>
+<style>.x { color: red }</style>
+<section id="energy"><h2>The energy</h2><p>It rises.</p></section>
+</section>
+</article>
+<footer>the footer</footer></body></html>"""
+
+
+def test_article_text_keeps_the_words_and_the_sections_only():
+    text = book_site.article_text(PAGE)
+    assert text == ('<section id="collapse"> Collapse Tokens attract each other &amp; x &lt; y. '
+                    'Next line. <section id="energy"> The energy It rises. </section> </section>'), text
+    for absent in ("sidebar", "footer", "898804", "color: red", "head = 1", "#"):
+        assert absent not in text
+
+
+def test_excerpts_script_holds_each_page_as_the_search_reads_it():
+    script = book_site.excerpts_script({"book/ch01": "<section id=\"a\"> words </section>",
+                                        "index": "home"})
+    data = json.loads(re.search(r"var pages = (\{.*?\});", script, re.S).group(1))
+    assert data == {"book/ch01": '<div role="main"><section id="a"> words </section></div>',
+                    "index": '<div role="main">home</div>'}
+    assert script.isascii(), "the script is read in any encoding"
+    assert "realFetch.apply(this, arguments)" in script  # other requests go on as before
+
+
+def test_the_browsers_print_gives_way_to_the_printed_chapters():
+    buttons = [{"type": "group", "label": "download-buttons", "buttons": [
+        {"type": "link", "label": "download-source-button", "url": "../_sources/ch01.ipynb"},
+        {"type": "javascript", "label": "download-pdf-button", "javascript": "window.print()"}]},
+        {"type": "javascript", "label": "fullscreen-button", "javascript": "toggleFullScreen()"}]
+    out = book_site.without_print_button(buttons, "reference/faq.html#faq-print")
+    menu = out[0]["buttons"]
+    assert [b["label"] for b in menu] == ["download-source-button", "printed-chapters-button"]
+    assert menu[1]["type"] == "link" and menu[1]["url"] == "reference/faq.html#faq-print"
+    assert "window.print()" not in json.dumps(out)
+    assert out[1]["label"] == "fullscreen-button"
