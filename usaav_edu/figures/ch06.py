@@ -20,7 +20,7 @@ def _points(name, points):
     return pts
 
 
-def prompt_player(traj, centres, *, max_bytes: int = 400_000):
+def prompt_player(traj, centres, *, max_bytes: int = 300_000):
     """The run of ``K`` prompts played on the sphere, with the predicted cluster centres
     ``G_k^T u`` (``centres``, one row per prompt) as dark points."""
     centres = _points("centres", centres)
@@ -36,10 +36,11 @@ def twin_view(traj, *, max_bytes: int = 340_000):
     return TwinView(traj, duration=8.0, max_bytes=max_bytes)
 
 
-def prompts_explorer(runs: dict, *, max_bytes: int = 1_400_000):
+def prompts_explorer(runs: dict, *, max_bytes: int = 1_500_000):
     """An :class:`~usaav_edu.widgets.Explorer` over the number of prompts ``{K: run}`` (the
     slider lists them in increasing order), each run a player of its tokens.  The default
-    budget holds eight runs of 16 tokens (about 0.95 MB of page state once built)."""
+    budget holds eight runs of 16 tokens, whatever their length (about 1.06 MB of page state
+    once built)."""
     ks = sorted(runs)
     n = runs[ks[0]].x.shape[1]
     return Explorer({k: runs[k] for k in ks}, "K", max_bytes=max_bytes,
@@ -47,7 +48,7 @@ def prompts_explorer(runs: dict, *, max_bytes: int = 1_400_000):
                              "press play"))
 
 
-def curve_player(traj, curve, *, max_bytes: int = 350_000):
+def curve_player(traj, curve, *, max_bytes: int = 300_000):
     """The run whose prompts draw a closed curve, played with the curve (``(m, d)`` points)
     drawn in black."""
     player = TrajectoryPlayer(traj, duration=8.0, max_bytes=max_bytes,
