@@ -10,7 +10,8 @@
   dropdown hold (619 px, 69 characters).  ``tests/browser/test_layout.py`` measures the built
   pages themselves (inputs, outputs, equations).
 * Check cells (code that asserts the chapter's claims) are tagged ``check`` and folded with
-  ``hide-input``; every cell with an ``assert`` is one, and every cell tagged ``check`` asserts.
+  ``hide-input``; every cell with an ``assert`` or a ``claim(...)`` is one, and every cell
+  tagged ``check`` asserts or claims.
 * Figures: every code cell that draws a matplotlib figure shows exactly one, with a caption, a
   label and alt text in its metadata (``mystnb.figure`` and ``mystnb.image``), and writes its
   labels as mathematics (``$\\beta = 1$``, not ``beta = 1``); the notebooks draw SVG.
@@ -246,14 +247,18 @@ def test_fenced_code_finds_code_inside_directives_only():
 
 
 # ----------------------------------------------------------------------------- check cells
+def is_claim(node) -> bool:
+    """A call of ``claim(...)`` (``ue.checks.claim``): a check of the book, like ``assert``."""
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) == "claim"
+
+
 def asserts(cell) -> int:
-    """The claims a cell checks: its ``assert`` statements and ``claim(...)`` calls
-    (``ue.checks.claim``)."""
+    """The checks of a cell: its ``assert`` statements and its ``claim(...)`` calls."""
     tree = ast.parse(TransformerManager().transform_cell(cell.source))
-    return sum(isinstance(node, ast.Assert) or (
-        isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name))
-        and getattr(node.func, "attr", getattr(node.func, "id", None)) == "claim")
-        for node in ast.walk(tree))
+    return sum(isinstance(node, ast.Assert) or is_claim(node) for node in ast.walk(tree))
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

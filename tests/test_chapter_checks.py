@@ -63,8 +63,17 @@ def run_with(chapter, override):
             for out in c.get("outputs", []) if out.output_type == "error"]
 
 
+def is_claim(node) -> bool:
+    """A call of ``claim(...)`` (``ue.checks.claim``)."""
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) == "claim"
+
+
 def bare_checks(nb):
-    """The asserts of a notebook whose message is missing or formats no value, as (cell, line, source)."""
+    """The asserts and ``claim(...)`` calls of a notebook whose message is missing or formats no
+    value, as (cell, line, source)."""
     found = []
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
@@ -73,6 +82,10 @@ def bare_checks(nb):
         for node in ast.walk(ast.parse(TransformerManager().transform_cell(cell.source))):
             if isinstance(node, ast.Assert) and not (
                     node.msg is not None and any(isinstance(m, ast.FormattedValue) for m in ast.walk(node.msg))):
+                found.append((i, node.lineno, ast.unparse(node)))
+            elif is_claim(node) and not (
+                    len(node.args) == 2 and any(isinstance(m, ast.FormattedValue)
+                                                for m in ast.walk(node.args[1]))):
                 found.append((i, node.lineno, ast.unparse(node)))
     return found
 
@@ -94,7 +107,7 @@ def test_checks_pass_or_explain_themselves(chapter):
     errors = run_with(chapter, PERTURBED[chapter])
     for i, out in errors:
         where = f"{chapter} with {PERTURBED[chapter]!r}, cell {i}"
-        # ClaimFailed (ue.checks.claim) is an AssertionError
+        # ue.checks.claim raises ClaimFailed, an AssertionError
         assert out.ename in ("AssertionError", "ClaimFailed"), f"{where}: {out.ename}: {out.evalue}"
         assert out.evalue.strip(), f"{where}: a check failed without a message"
         assert NUMBER.search(out.evalue), f"{where}: the message gives no measured value: {out.evalue}"
