@@ -9,8 +9,9 @@
   in a box fit the box: ``BOX_COLUMN`` is what an exercise box and an unfolded solution
   dropdown hold (619 px, 69 characters).  ``tests/browser/test_layout.py`` measures the built
   pages themselves (inputs, outputs, equations).
-* Check cells (code that asserts the chapter's claims) are tagged ``check`` and folded with
-  ``hide-input``; every cell with an ``assert`` is one, and every cell tagged ``check`` asserts.
+* Check cells (code that asserts the chapter's claims, with ``assert`` or ``ue.checks.claim``)
+  are tagged ``check`` and folded with ``hide-input``; every cell with a claim is one, and every
+  cell tagged ``check`` checks one.
 * Figures: every code cell that draws a matplotlib figure shows exactly one, with a caption, a
   label and alt text in its metadata (``mystnb.figure`` and ``mystnb.image``), and writes its
   labels as mathematics (``$\\beta = 1$``, not ``beta = 1``); the notebooks draw SVG.
@@ -247,8 +248,11 @@ def test_fenced_code_finds_code_inside_directives_only():
 
 # ----------------------------------------------------------------------------- check cells
 def asserts(cell) -> int:
+    """The claims a cell checks: its ``assert`` statements and its ``ue.checks.claim`` calls."""
     tree = ast.parse(TransformerManager().transform_cell(cell.source))
-    return sum(isinstance(node, ast.Assert) for node in ast.walk(tree))
+    return sum(isinstance(node, ast.Assert) or (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "claim") for node in ast.walk(tree))
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

@@ -64,15 +64,21 @@ def run_with(chapter, override):
 
 
 def bare_checks(nb):
-    """The asserts of a notebook whose message is missing or formats no value, as (cell, line, source)."""
+    """The asserts and claims of a notebook whose message is missing or formats no value, as (cell, line,
+    source)."""
     found = []
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
         # IPython syntax (the set-up cell's %pip) becomes plain Python first
         for node in ast.walk(ast.parse(TransformerManager().transform_cell(cell.source))):
-            if isinstance(node, ast.Assert) and not (
-                    node.msg is not None and any(isinstance(m, ast.FormattedValue) for m in ast.walk(node.msg))):
+            if isinstance(node, ast.Assert):
+                msg = node.msg
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "claim":
+                msg = node.args[1] if len(node.args) > 1 else None   # ue.checks.claim(holds, message)
+            else:
+                continue
+            if not (msg is not None and any(isinstance(m, ast.FormattedValue) for m in ast.walk(msg))):
                 found.append((i, node.lineno, ast.unparse(node)))
     return found
 
@@ -94,7 +100,8 @@ def test_checks_pass_or_explain_themselves(chapter):
     errors = run_with(chapter, PERTURBED[chapter])
     for i, out in errors:
         where = f"{chapter} with {PERTURBED[chapter]!r}, cell {i}"
-        assert out.ename == "AssertionError", f"{where}: {out.ename}: {out.evalue}"
+        # ue.checks.claim raises ClaimFailed, an AssertionError
+        assert out.ename in ("AssertionError", "ClaimFailed"), f"{where}: {out.ename}: {out.evalue}"
         assert out.evalue.strip(), f"{where}: a check failed without a message"
         assert NUMBER.search(out.evalue), f"{where}: the message gives no measured value: {out.evalue}"
     for i, out in errors:   # shown with -rA or on failure: what a reader would see
