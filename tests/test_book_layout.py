@@ -53,7 +53,8 @@ TEXT_CALLS = {"set_title", "set_xlabel", "set_ylabel", "set_zlabel", "suptitle",
 #: symbols written out in words where a label should use mathtext
 SYMBOL_WORDS = re.compile(r"\b(alpha|beta|gamma|delta|theta|kappa|lambda|lam|mu|nu|xi|rho|"
                           r"sigma|tau|phi|omega|t_max|x0|E_beta)\b")
-FIGURE_NAME = re.compile(r"^(ch\d+|widgets)-fig-[a-z0-9]+(-[a-z0-9]+)*$")
+#: a figure's name: the page's prefix (ch1, widgets, the primer's first word), -fig- and words
+FIGURE_NAME = re.compile(r"^[a-z][a-z0-9]*-fig-[a-z0-9]+(-[a-z0-9]+)*$")
 FILE_NAME = re.compile(r"\.(png|svg|jpe?g|pdf)\b|^[\w-]+$")
 
 
