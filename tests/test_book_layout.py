@@ -9,9 +9,9 @@
   in a box fit the box: ``BOX_COLUMN`` is what an exercise box and an unfolded solution
   dropdown hold (619 px, 69 characters).  ``tests/browser/test_layout.py`` measures the built
   pages themselves (inputs, outputs, equations).
-* Check cells (code that asserts the chapter's claims) are tagged ``check`` and folded with
-  ``hide-input``; every cell with an ``assert`` or a ``claim(...)`` is one, and every cell
-  tagged ``check`` asserts or claims.
+* Check cells (code that asserts the chapter's claims, with ``assert`` or ``ue.checks.claim``)
+  are tagged ``check`` and folded with ``hide-input``; every cell with a claim is one, and every
+  cell tagged ``check`` checks one.
 * Figures: every code cell that draws a matplotlib figure shows exactly one, with a caption, a
   label and alt text in its metadata (``mystnb.figure`` and ``mystnb.image``), and writes its
   labels as mathematics (``$\\beta = 1$``, not ``beta = 1``); the notebooks draw SVG.
@@ -53,7 +53,8 @@ TEXT_CALLS = {"set_title", "set_xlabel", "set_ylabel", "set_zlabel", "suptitle",
 #: symbols written out in words where a label should use mathtext
 SYMBOL_WORDS = re.compile(r"\b(alpha|beta|gamma|delta|theta|kappa|lambda|lam|mu|nu|xi|rho|"
                           r"sigma|tau|phi|omega|t_max|x0|E_beta)\b")
-FIGURE_NAME = re.compile(r"^(ch\d+|widgets)-fig-[a-z0-9]+(-[a-z0-9]+)*$")
+#: a figure's name: the page's prefix (ch1, widgets, the primer's first word), -fig- and words
+FIGURE_NAME = re.compile(r"^[a-z][a-z0-9]*-fig-[a-z0-9]+(-[a-z0-9]+)*$")
 FILE_NAME = re.compile(r"\.(png|svg|jpe?g|pdf)\b|^[\w-]+$")
 
 

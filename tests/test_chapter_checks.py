@@ -80,12 +80,13 @@ def bare_checks(nb):
             continue
         # IPython syntax (the set-up cell's %pip) becomes plain Python first
         for node in ast.walk(ast.parse(TransformerManager().transform_cell(cell.source))):
-            if isinstance(node, ast.Assert) and not (
-                    node.msg is not None and any(isinstance(m, ast.FormattedValue) for m in ast.walk(node.msg))):
-                found.append((i, node.lineno, ast.unparse(node)))
-            elif is_claim(node) and not (
-                    len(node.args) == 2 and any(isinstance(m, ast.FormattedValue)
-                                                for m in ast.walk(node.args[1]))):
+            if isinstance(node, ast.Assert):
+                msg = node.msg
+            elif is_claim(node):
+                msg = node.args[1] if len(node.args) > 1 else None   # ue.checks.claim(holds, message)
+            else:
+                continue
+            if not (msg is not None and any(isinstance(m, ast.FormattedValue) for m in ast.walk(msg))):
                 found.append((i, node.lineno, ast.unparse(node)))
     return found
 
