@@ -224,7 +224,7 @@ def time_bar(span: float, clock_name: str = "clock", start: float = 0.0):
     ticks = [polyline(np.array([[u, _BAR_Y - 0.012, _BAR_Z], [u, _BAR_Y + 0.012, _BAR_Z]]),
                       color="#555555") for u in np.linspace(-_BAR_HALF, _BAR_HALF, N_TICKS)]
     labels = tick_labels(span)
-    cell = max(len(s) for s in labels) + 2             # characters per tick, label centred
+    cell = max(len(s) for s in labels) + 4             # characters per tick, label centred
     text = "".join(s.center(cell) for s in labels)
     # the tick centres are (j + 1/2) cell characters from the left: the line spans 2 L N / (N - 1)
     width = 2 * _BAR_HALF * N_TICKS / (N_TICKS - 1)
