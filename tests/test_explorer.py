@@ -368,3 +368,13 @@ def test_eight_values_per_slider_fit_three_megabytes(monkeypatch):
     assert W.embedded_state_bytes(ex) <= 3_000_000
     assert all(len(p["sphere"].token_index) == 24 for p in ex.parts.values())
     assert min(len(p["sphere"].frame_indices) for p in ex.parts.values()) >= 20
+
+
+def test_an_explorer_draws_at_most_max_tokens_of_each_run():
+    runs = {b: fake_run(n=12, seed=k, beta=b) for k, b in enumerate((1.0, 2.0))}
+    ex = W.Explorer(runs, "beta", max_bytes=1_500_000, max_tokens=5)
+    for part in ex.parts.values():
+        assert len(part["sphere"].token_index) == 5
+        assert "showing 5 of 12 tokens" in part["sphere"].caption.value
+    with pytest.raises(ValueError, match="max_tokens"):
+        W.Explorer(runs, "beta", max_tokens=0)

@@ -39,7 +39,7 @@ import numpy as np
 from . import _checks as c
 from .player import (BYTES_FIXED, BYTES_PER_TOKEN, TrajectoryPlayer, _player_bytes, _static_page,
                      _tokens_within)
-from .scene import SphereView
+from .scene import SphereView, subsample
 from .state import embedded_state_bytes
 
 #: embedded bytes set aside for the sliders, Stacks, links and layout of the Explorer itself,
@@ -335,6 +335,10 @@ class Explorer(widgets.VBox):
         Canvas size of each sphere, in pixels.
     caption : str, optional
         Shown above the sliders (e.g. what to look for).
+    max_tokens : int
+        At most this many tokens of each run are drawn (evenly spaced in index, as
+        ``SphereView`` draws them; its caption says how many): fewer tokens leave room for
+        more runs or more frames in ``max_bytes``.
     labels : str, sequence of str or dict, optional
         The name of each parameter as the sliders and titles show it, e.g.
         ``{"omega": "λ (decay rate)"}``: one name per parameter, or a dict from parameter to
@@ -352,7 +356,8 @@ class Explorer(widgets.VBox):
 
     def __init__(self, runs, parameters="beta", *, max_bytes: int = 2_500_000, play: bool = True,
                  duration: float = 8.0, width: int = 380, height: int = 340,
-                 caption: str | None = None, labels=None, **kwargs):
+                 caption: str | None = None, labels=None, max_tokens: int = MAX_TOKENS,
+                 **kwargs):
         c.keywords(type(self), kwargs)
         if not isinstance(runs, dict):
             raise TypeError(f"runs must be a dict {{parameter value: Trajectory}}, got {type(runs).__name__}")
@@ -368,6 +373,7 @@ class Explorer(widgets.VBox):
         width = c.integer("width", width, minimum=1)
         height = c.integer("height", height, minimum=1)
         caption = c.text("caption", caption, optional=True)
+        self.max_tokens = c.integer("max_tokens", max_tokens, minimum=1)
         self.parameters, self.axes, self.max_bytes, self.play = parameters, axes, max_bytes, play
         self.runs = dict(runs)
         caption_html = (None if caption is None else
@@ -460,7 +466,7 @@ class Explorer(widgets.VBox):
         png = energy_png(traj, others, title=f"energy, {title}")
         room = (share - 4 * (len(png) + 2) // 3 - len(head) - VIEW_OVERHEAD_BYTES
                 - SPHERE_MARGIN_BYTES)
-        drawn = min(n, MAX_TOKENS)
+        drawn = len(subsample(n, self.max_tokens))
         if self.play:
             # a live kernel's player draws fewer tokens where two frames of all do not fit (and
             # says so); a static page refuses
@@ -491,7 +497,7 @@ class Explorer(widgets.VBox):
         room = plan["room"]
         for _ in range(3):
             sphere = (TrajectoryPlayer(traj, max_bytes=room, duration=duration, frame=-1,
-                                       width=width, height=height, max_tokens=MAX_TOKENS)
+                                       width=width, height=height, max_tokens=self.max_tokens)
                       if self.play else
                       SphereView(traj, width=width, height=height, max_tokens=plan["tokens"]))
             box = widgets.VBox([head, widgets.HBox([sphere, energy],

@@ -24,7 +24,7 @@ import pythreejs as three
 from .state import live_kernel
 from . import _checks as c
 from .colors import project_3d
-from .scene import TRAIL_BYTES, SphereView, polyline, subsample
+from .scene import TRAIL_BYTES, SphereView, subsample
 
 #: bytes of embedded state per token and frame (3 float32 values + 1 float32 time, base64)
 BYTES_PER_TOKEN_FRAME = 22
@@ -219,10 +219,14 @@ def time_bar(span: float, clock_name: str = "clock", start: float = 0.0):
     (list, pythreejs.Mesh)
         The objects of the bar, the bead last, and the bead.
     """
-    bar = polyline(np.array([[-_BAR_HALF, _BAR_Y, _BAR_Z], [_BAR_HALF, _BAR_Y, _BAR_Z]]),
-                   color="#555555")
-    ticks = [polyline(np.array([[u, _BAR_Y - 0.012, _BAR_Z], [u, _BAR_Y + 0.012, _BAR_Z]]),
-                      color="#555555") for u in np.linspace(-_BAR_HALF, _BAR_HALF, N_TICKS)]
+    # the bar and its ticks: one set of line segments (one object in the page, not six)
+    pairs = [[[-_BAR_HALF, _BAR_Y, _BAR_Z], [_BAR_HALF, _BAR_Y, _BAR_Z]]] + [
+        [[u, _BAR_Y - 0.012, _BAR_Z], [u, _BAR_Y + 0.012, _BAR_Z]]
+        for u in np.linspace(-_BAR_HALF, _BAR_HALF, N_TICKS)]
+    lines = three.LineSegments(
+        geometry=three.BufferGeometry(attributes={"position": three.BufferAttribute(
+            array=np.asarray(pairs, dtype=np.float32).reshape(-1, 3), normalized=False)}),
+        material=three.LineBasicMaterial(color="#555555"), name="bar")
     labels = tick_labels(span)
     cell = max(len(s) for s in labels) + 4             # characters per tick, label centred
     text = "".join(s.center(cell) for s in labels)
@@ -239,7 +243,7 @@ def time_bar(span: float, clock_name: str = "clock", start: float = 0.0):
     clock = three.Mesh(three.SphereGeometry(radius=0.014, widthSegments=12, heightSegments=8),
                        three.MeshBasicMaterial(color="#d62728"), name=clock_name,
                        position=bead_position(start, span))
-    return [bar, *ticks, numbers, clock], clock
+    return [lines, numbers, clock], clock
 
 
 def frames_for_budget(n_tokens: int, n_frames: int, max_bytes: int = 900_000,
