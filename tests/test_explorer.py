@@ -312,3 +312,69 @@ def test_a_live_kernel_draws_fewer_tokens_where_a_share_cannot_hold_them(monkeyp
                                          r"tokens"):
         W.Explorer(runs, "beta", max_bytes=1_600_000)
     assert len(registry._instances) == before
+
+
+# ------------------------------------------------------------------ order, names, first state
+def test_sliders_increase_left_to_right_and_keep_each_run_with_its_value():
+    values = (1.0, 0.5, 0.2)                       # listed decreasing, as a chapter may
+    runs = {v: fake_run(seed=k, beta=v) for k, v in enumerate(values)}
+    ex = W.Explorer(runs, "omega", max_bytes=1_500_000)
+    assert ex.axes == [[0.2, 0.5, 1.0]]
+    assert [lab for lab, _ in ex.sliders[0].options] == ["0.2", "0.5", "1"]
+    for k, v in enumerate(ex.axes[0]):
+        assert ex.views[k] is ex.stack.children[k]
+        assert ex.parts[v]["sphere"].trajectory is runs[v], f"slider step {k} shows another run"
+        assert f"omega = {v:g}" in ex.parts[v]["title"].value
+
+
+def test_string_values_keep_their_order():
+    runs = {(b, w): fake_run(seed=k) for k, (b, w) in enumerate(
+        [("distance", 1.0), ("distance", 0.2), ("cosine", 1.0), ("cosine", 0.2)])}
+    ex = W.Explorer(runs, ("bias", "omega"), max_bytes=1_500_000, play=False)
+    assert ex.axes == [["distance", "cosine"], [0.2, 1.0]]
+    assert ex.parts[("cosine", 0.2)]["sphere"] is ex.views[1][0].children[1].children[0]
+
+
+def test_each_slider_names_the_parameter_it_moves():
+    runs = {(b, w): fake_run(seed=k) for k, (b, w) in enumerate(
+        [("distance", 1.0), ("distance", 0.2), ("cosine", 1.0), ("cosine", 0.2)])}
+    ex = W.Explorer(runs, ("bias", "omega"), max_bytes=1_500_000, play=False,
+                    labels={"omega": "λ (decay rate)"})
+    assert [s.description for s in ex.sliders] == ["bias", "λ (decay rate)"]
+    assert "λ (decay rate) = 0.2" in ex.parts[("cosine", 0.2)]["title"].value
+    with pytest.raises(ValueError, match="labels names 'lam'"):
+        W.Explorer(runs, ("bias", "omega"), labels={"lam": "λ"})
+    with pytest.raises(TypeError, match="labels must be"):
+        W.Explorer(runs, ("bias", "omega"), labels=("λ",))
+
+
+def test_an_explorer_draws_the_state_at_its_bead(beta_explorer, beta_runs):
+    for beta, part in beta_explorer.parts.items():
+        player, traj = part["sphere"], beta_runs[beta]
+        span = float(np.asarray(player.tracks[0].times)[-1])
+        bead = (player.clock.position[0] + 0.32) / 0.64 * span      # clip time at the bead
+        frame = int(np.argmin(np.abs((traj.t - traj.t[0]) - bead)))
+        assert np.allclose(player.token_positions, W.project_3d(traj.x[frame]), atol=1e-6), \
+            f"beta = {beta}: the sphere shows another state than the one at the bead (t = {bead:g})"
+        assert player.action.time == pytest.approx(bead, abs=1e-5)
+
+
+def test_eight_values_per_slider_fit_three_megabytes(monkeypatch):
+    monkeypatch.setenv("USAAV_EDU_STATIC_PAGE", "1")      # the page budget: refuse, never drop
+    values = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0)
+    runs = {v: fake_run(n=24, frames=81, seed=k, beta=v) for k, v in enumerate(values)}
+    ex = W.Explorer(runs, "beta", max_bytes=3_000_000)
+    assert len(ex.sliders[0].options) == 8
+    assert W.embedded_state_bytes(ex) <= 3_000_000
+    assert all(len(p["sphere"].token_index) == 24 for p in ex.parts.values())
+    assert min(len(p["sphere"].frame_indices) for p in ex.parts.values()) >= 20
+
+
+def test_an_explorer_draws_at_most_max_tokens_of_each_run():
+    runs = {b: fake_run(n=12, seed=k, beta=b) for k, b in enumerate((1.0, 2.0))}
+    ex = W.Explorer(runs, "beta", max_bytes=1_500_000, max_tokens=5)
+    for part in ex.parts.values():
+        assert len(part["sphere"].token_index) == 5
+        assert "showing 5 of 12 tokens" in part["sphere"].caption.value
+    with pytest.raises(ValueError, match="max_tokens"):
+        W.Explorer(runs, "beta", max_tokens=0)

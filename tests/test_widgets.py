@@ -542,3 +542,99 @@ def test_a_player_in_a_live_kernel_draws_fewer_tokens_to_fit(monkeypatch):
     monkeypatch.setenv("USAAV_EDU_STATIC_PAGE", "1")
     with pytest.raises(ValueError, match=r"max_bytes=600000 is too small for 300 tokens"):
         W.TrajectoryPlayer(traj, max_bytes=600_000, max_tokens=300)
+
+
+# ------------------------------------------------------------------ time bar and readout
+def _bead_clip_time(player):
+    """The clip time at which the bead stands, read from its position on the bar (which runs
+    from -0.32 at t = 0 to +0.32 at the end of the clip)."""
+    span = float(np.asarray(player.tracks[0].times)[-1])
+    return (player.clock.position[0] + 0.32) / 0.64 * span
+
+
+def _state_at(player, time):
+    """(n, 3) token positions the keyframe tracks give at clip time ``time`` (linear
+    interpolation, as the browser's animation mixer does)."""
+    out = []
+    for track in player.tracks:
+        if not track.name.startswith("p"):
+            continue
+        times = np.asarray(track.times, dtype=float)
+        v = np.asarray(track.values, dtype=float).reshape(-1, 3)
+        out.append([np.interp(time, times, v[:, a]) for a in range(3)])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("frame", [0, -1, 40, 77])
+def test_a_player_shows_the_state_at_its_bead(frame):
+    traj = fake_trajectory(n=12, frames=101)
+    player = W.TrajectoryPlayer(traj, frame=frame, max_frames=30)
+    t_bead = _bead_clip_time(player)
+    # the bead stands at the time of the frame drawn ...
+    assert t_bead == pytest.approx(traj.t[frame] - traj.t[0], abs=1e-5)
+    # ... the tokens stand where the clip puts them at that time (and where the frame is) ...
+    assert np.allclose(player.token_positions, W.project_3d(traj.x[frame]), atol=1e-6)
+    if frame in (0, -1):          # keyframes: the clip holds that very frame
+        assert np.allclose(_state_at(player, t_bead), player.token_positions, atol=1e-5)
+    # ... and the animation's clock (and so its readout) starts there
+    assert player.action.time == pytest.approx(t_bead, abs=1e-5)
+    assert player.time_readout.value == pytest.approx(t_bead, abs=1e-5)
+    assert player.bead_time == pytest.approx(t_bead, abs=1e-5)
+
+
+def test_a_dashboard_player_opens_with_its_bead_at_the_end():
+    dash = W.ExperimentDashboard("usa", n=8, t_max=T_MAX, n_frames=11, live=False)
+    player = dash.player
+    span = float(np.asarray(player.tracks[0].times)[-1])
+    assert _bead_clip_time(player) == pytest.approx(span, abs=1e-5)
+    assert np.allclose(_state_at(player, span), player.token_positions, atol=1e-5)
+
+
+@pytest.mark.parametrize("span, fmt, shown", [(8.0, ".2f", "1.25"), (20.0, ".1f", "12.5"),
+                                              (0.5, ".3f", "0.125"), (150.0, ".0f", "125")])
+def test_the_time_readout_has_three_significant_digits(span, fmt, shown):
+    assert W.player.readout_format(span) == fmt
+    assert f"{1.25 * 10 ** np.floor(np.log10(span)):{fmt}}" == shown
+    readout = W.player.time_readout(span, 0.00024999)
+    assert readout.description == "t ="
+    assert readout.readout_format == fmt
+    assert f"{readout.value:{readout.readout_format}}" == f"{0:{fmt}}"   # not 0.00024999
+
+
+def test_a_player_readout_is_formatted_for_its_run():
+    traj = fake_trajectory(n=8, frames=41)           # t from 0 to 20
+    player = W.TrajectoryPlayer(traj)
+    assert player.time_readout.readout_format == ".1f"
+    assert player.time_readout.description == "t ="
+    assert player.time_readout.max == pytest.approx(20.0)
+
+
+def _tick_numbers(hud):
+    sprites = [o for o in hud.children if isinstance(o, W.player.three.Sprite)]
+    assert len(sprites) == 1, "the time bar's numbers are one text sprite"
+    return sprites[0].material.map.string.split()
+
+
+def test_the_time_bar_is_numbered():
+    assert W.player.tick_labels(10.0) == ["0", "2.5", "5", "7.5", "10"]
+    assert W.player.tick_labels(80.0) == ["0", "20", "40", "60", "80"]
+    traj = fake_trajectory(n=8, frames=41)
+    player = W.TrajectoryPlayer(traj)
+    assert _tick_numbers(player.hud) == ["0", "5", "10", "15", "20"]
+    twin = W.TwinView(run("rope", n=8), max_frames=5)
+    for camera in twin.cameras:
+        hud = [g for g in camera.children if g.name.startswith("hud")][0]
+        assert _tick_numbers(hud) == W.player.tick_labels(float(twin.keyframe_times[-1]))
+
+
+def test_views_carry_the_classes_that_fit_them_to_the_column():
+    traj = fake_trajectory(n=8, frames=21)
+    player = W.TrajectoryPlayer(traj)
+    assert "usaav-view" in player._dom_classes
+    row = player.children[0]
+    assert "usaav-view-row" in row._dom_classes and row.layout.flex_flow == "row wrap"
+    assert "usaav-canvas" in player.renderer._dom_classes
+    twin = W.TwinView(run("rope", n=8), max_frames=5)
+    row = twin.children[0]
+    assert row.layout.flex_flow == "row wrap", "the twin view's spheres stack in a narrow column"
+    assert all("usaav-canvas" in r._dom_classes for r in twin.renderers)

@@ -27,7 +27,7 @@ SHOWN = """
 (k) => {
   const root = document.querySelectorAll('.%s')[k];
   const titles = Array.from(root.querySelectorAll('.%s')).map((t) => t.textContent);
-  const readouts = Array.from(root.querySelectorAll('.widget-slider .widget-readout'))
+  const readouts = Array.from(root.querySelectorAll('.widget-slider:not(.usaav-time) .widget-readout'))
     .map((r) => (r.value !== undefined && r.value !== '' ? r.value : r.textContent).trim());
   const canvas = root.querySelector('canvas');
   const img = root.querySelector('img');
@@ -57,7 +57,8 @@ def check_explorers(page, url: str) -> int:
     moved = 0
     for k in range(n):
         root = page.locator("." + EXPLORER_CLASS).nth(k)
-        sliders = root.locator(".widget-slider")
+        # the explorer's sliders, not its players' time readouts (disabled sliders, "t = ...")
+        sliders = root.locator(".widget-slider:not(.usaav-time)")
         for j in range(sliders.count()):
             before = _drawn_canvas(page, k)
             assert before is not None, f"explorer {k}: the sphere never drew: no canvas or blank"

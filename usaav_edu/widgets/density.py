@@ -35,8 +35,9 @@ from . import _checks as c
 from .colors import CYCLIC_STEPS, PLAIN_COLOR, PROMPT_PALETTE, _check_xi, cyclic_color, \
     project_3d
 from .state import live_kernel
-from .player import _BAR_HALF, _BAR_Y, _BAR_Z, BUTTONS_TEXT, LOOPS, _frames_within
-from .scene import SphereView, _legend_html, polyline, subsample
+from .player import (BUTTONS_TEXT, LOOPS, _frames_within, bead_position, controls_row, time_bar,
+                     time_readout)
+from .scene import SphereView, _legend_html, subsample
 
 MODES = ("auto", "points", "density")
 SCALES = ("log", "linear")
@@ -357,7 +358,7 @@ class DensityView(SphereView):
             self.slider = widgets.IntSlider(
                 value=self.frame % n_frames, min=0, max=n_frames - 1, description="frame",
                 tooltip="frame of the trajectory drawn (needs a running kernel)",
-                continuous_update=True, layout=widgets.Layout(width="300px"))
+                continuous_update=True, layout=widgets.Layout(width="300px", max_width="100%"))
             interval = max(20, int(1000 * self.duration / n_frames))
             self.play = widgets.Play(value=self.slider.value, min=0, max=n_frames - 1,
                                      interval=interval, description="play the frames",
@@ -466,7 +467,6 @@ class DensityView(SphereView):
         self.tokens.children = self.meshes
         self.legend.value = self._colorbar_html(lo, hi, uniform, d)
         if len(idx) > 1:
-            self._build_clock()
             self._build_animation(t[idx] - t[0])
         else:                                     # one frame: nothing to play
             self.children = [self.children[0], self.caption]
@@ -534,16 +534,9 @@ class DensityView(SphereView):
                     f"<br><span style='font-size:12px;color:#8a4b00'>{self.budget_note}</span>"
                     if self.budget_note else "")
 
-    def _build_clock(self):
-        bar = polyline(np.array([[-_BAR_HALF, _BAR_Y, _BAR_Z], [_BAR_HALF, _BAR_Y, _BAR_Z]]),
-                       color="#555555")
-        ticks = [polyline(np.array([[u, _BAR_Y - 0.012, _BAR_Z], [u, _BAR_Y + 0.012, _BAR_Z]]),
-                          color="#555555") for u in np.linspace(-_BAR_HALF, _BAR_HALF, 5)]
-        self.clock = three.Mesh(three.SphereGeometry(radius=0.014, widthSegments=12,
-                                                     heightSegments=8),
-                                three.MeshBasicMaterial(color="#d62728"), name="clock",
-                                position=(-_BAR_HALF, _BAR_Y, _BAR_Z))
-        self.hud = three.Group(children=[bar, *ticks, self.clock], name="hud")
+    def _build_clock(self, span: float):
+        hud, self.clock = time_bar(span, "clock")
+        self.hud = three.Group(children=hud, name="hud")
         self.camera.children = list(self.camera.children) + [self.hud]
 
     def _build_animation(self, times: np.ndarray):
@@ -568,10 +561,11 @@ class DensityView(SphereView):
                 name=f"d{j}.position", times=np.array(key_t, dtype=np.float32),
                 values=np.concatenate(key_v).astype(np.float32),
                 interpolation="InterpolateDiscrete"))
-        u = -_BAR_HALF + 2 * _BAR_HALF * times / float(times[-1])
-        clock = np.stack([u, np.full_like(u, _BAR_Y), np.full_like(u, _BAR_Z)], axis=1)
+        span = float(times[-1])
+        self._build_clock(span)
+        clock = np.array([bead_position(tk, span) for tk in times], dtype=np.float32)
         tracks.append(three.VectorKeyframeTrack(name="clock.position", times=times,
-                                                values=clock.astype(np.float32).ravel()))
+                                                values=clock.ravel()))
         clip = three.AnimationClip(tracks=tracks, duration=float(times[-1]))
         mixer = three.AnimationMixer(self.scene)
         self.action = three.AnimationAction(mixer, clip, self.scene, loop=self.loop,
@@ -579,10 +573,7 @@ class DensityView(SphereView):
                                             clampWhenFinished=True)
         self.tracks = tracks
         t = np.asarray(self.trajectory.t, dtype=float)
-        self.time_readout = widgets.FloatText(
-            description="t (paused)", disabled=True,
-            tooltip="model time at which the animation was paused or stopped",
-            layout=widgets.Layout(width="180px"), style={"description_width": "70px"})
+        self.time_readout = time_readout(span)
         widgets.jsdlink((self.action, "time"), (self.time_readout, "value"))
         self.time_info = widgets.HTML(
             f"<span style='font-size:12px'>{BUTTONS_TEXT} "
@@ -590,8 +581,7 @@ class DensityView(SphereView):
             f"({len(self.frame_indices)} of {len(t)} frames, {self.duration:g} s); the red bead "
             f"on the bar marks the time</span>")
         self.children = [self.children[0],
-                         widgets.HBox([self.action, self.time_readout, self.time_info],
-                                      layout=widgets.Layout(align_items="center")),
+                         controls_row(self.action, self.time_readout, self.time_info),
                          self.caption]
 
     @property

@@ -39,7 +39,7 @@ import numpy as np
 from . import _checks as c
 from .player import (BYTES_FIXED, BYTES_PER_TOKEN, TrajectoryPlayer, _player_bytes, _static_page,
                      _tokens_within)
-from .scene import SphereView
+from .scene import SphereView, subsample
 from .state import embedded_state_bytes
 
 #: embedded bytes set aside for the sliders, Stacks, links and layout of the Explorer itself,
@@ -161,6 +161,46 @@ def _grid_value(name: str, value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def sorted_axis(values: list) -> list:
+    """The values of one slider, left to right: increasing when they are all numbers; in the
+    order given when any is a string (names such as "distance", "cosine" have no order).
+
+    Parameters
+    ----------
+    values : list
+        Distinct numbers or strings.
+
+    Returns
+    -------
+    list
+    """
+    if all(not isinstance(v, str) for v in values):
+        return sorted(values, key=float)
+    return list(values)
+
+
+def _labels(labels, parameters: tuple[str, ...]) -> tuple[str, ...]:
+    """The name shown for each parameter: ``labels`` (None, a dict parameter -> name, or one
+    name per parameter), the parameter itself where none is given."""
+    if labels is None:
+        return parameters
+    if isinstance(labels, str):
+        labels = (labels,)
+    if isinstance(labels, dict):
+        unknown = [k for k in labels if k not in parameters]
+        if unknown:
+            raise ValueError(f"labels names {unknown[0]!r}, which is not among the parameters "
+                             f"{parameters}")
+        labels = tuple(labels.get(p, p) for p in parameters)
+    if not isinstance(labels, (tuple, list)) or len(labels) != len(parameters):
+        raise TypeError(f"labels must be a dict {{parameter: name}} or {len(parameters)} "
+                        f"name(s), one per parameter {parameters}, got {c.shown(labels)}")
+    for k, lab in enumerate(labels):
+        if not isinstance(lab, str) or not lab.strip():
+            raise TypeError(f"labels[{k}] must be a non-empty string, got {c.shown(lab)}")
+    return tuple(labels)
+
+
 def _parameters(value) -> tuple[str, ...]:
     if isinstance(value, str):
         value = (value,)
@@ -175,8 +215,9 @@ def _parameters(value) -> tuple[str, ...]:
 
 
 def grid_axes(runs: dict, parameters: tuple[str, ...]) -> list[list]:
-    """The values of each parameter, in the order of first appearance in ``runs``; checks that
-    ``runs`` covers the full grid (every combination, once) with at least two values each.
+    """The values of each parameter, increasing (numbers; strings in the order of first
+    appearance in ``runs``, see ``sorted_axis``); checks that ``runs`` covers the full grid
+    (every combination, once) with at least two values each.
 
     Parameters
     ----------
@@ -211,6 +252,7 @@ def grid_axes(runs: dict, parameters: tuple[str, ...]) -> list[list]:
         for axis, v in zip(axes, parts):
             if v not in axis:
                 axis.append(v)
+    axes = [sorted_axis(axis) for axis in axes]
     for p, axis in zip(parameters, axes):
         if len(axis) < 2:
             raise ValueError(f"runs must hold at least two values of {p} (a slider needs a choice), "
@@ -275,27 +317,38 @@ class Explorer(widgets.VBox):
     ----------
     runs : dict
         ``{value: Trajectory}`` for one parameter, ``{(value1, value2): Trajectory}`` for two
-        (every combination present).  Values are numbers or strings; the sliders list them in
-        the order of the dict, at least two per parameter.
+        (every combination present).  Values are numbers or strings, at least two per
+        parameter; a slider lists numbers increasing left to right (whatever the order of the
+        dict: each run stays with its key), strings in the order of the dict.
     parameters : str or (str, str)
-        Names of the parameters, as shown on the sliders and in the titles.
+        Names of the parameters (the keys of ``runs`` are their values).
     max_bytes : int
         Budget for the whole Explorer's embedded widget state (default 2.5 MB); the runs share
         it equally.  ValueError when even two frames per run do not fit.
     play : bool
-        True: each run is a ``TrajectoryPlayer`` (press play to watch it), starting at its last
-        frame; False: a ``SphereView`` of the last frame.
+        True: each run is a ``TrajectoryPlayer`` (press play to watch it), opening at its last
+        frame with the bead at the end of its time bar; False: a ``SphereView`` of the last
+        frame.
     duration : float
         Seconds of wall time for each player's run (finite, > 0).
     width, height : int
         Canvas size of each sphere, in pixels.
     caption : str, optional
         Shown above the sliders (e.g. what to look for).
+    max_tokens : int
+        At most this many tokens of each run are drawn (evenly spaced in index, as
+        ``SphereView`` draws them; its caption says how many): fewer tokens leave room for
+        more runs or more frames in ``max_bytes``.
+    labels : str, sequence of str or dict, optional
+        The name of each parameter as the sliders and titles show it, e.g.
+        ``{"omega": "λ (decay rate)"}``: one name per parameter, or a dict from parameter to
+        name (the others keep their own); by default the parameter names.
 
     Attributes
     ----------
     axes : list of lists
-        The values of each parameter; ``sliders``, ``stacks`` (outer first),
+        The values of each parameter, in slider order; ``labels``: the names shown;
+        ``sliders``, ``stacks`` (outer first),
         ``links`` (the ``jslink`` widgets); ``views[i]`` / ``views[i][j]``: the run views, in
         slider order; ``parts[key]``: the ``title``, ``sphere`` and ``energy`` widgets of the run
         ``runs[key]``; ``run_bytes[key]``: embedded bytes of its view.
@@ -303,11 +356,13 @@ class Explorer(widgets.VBox):
 
     def __init__(self, runs, parameters="beta", *, max_bytes: int = 2_500_000, play: bool = True,
                  duration: float = 8.0, width: int = 380, height: int = 340,
-                 caption: str | None = None, **kwargs):
+                 caption: str | None = None, labels=None, max_tokens: int = MAX_TOKENS,
+                 **kwargs):
         c.keywords(type(self), kwargs)
         if not isinstance(runs, dict):
             raise TypeError(f"runs must be a dict {{parameter value: Trajectory}}, got {type(runs).__name__}")
         parameters = _parameters(parameters)
+        self.labels = _labels(labels, parameters)
         axes = grid_axes(runs, parameters)
         for key, traj in runs.items():
             c.trajectory(traj, f"runs[{key!r}]")
@@ -318,6 +373,7 @@ class Explorer(widgets.VBox):
         width = c.integer("width", width, minimum=1)
         height = c.integer("height", height, minimum=1)
         caption = c.text("caption", caption, optional=True)
+        self.max_tokens = c.integer("max_tokens", max_tokens, minimum=1)
         self.parameters, self.axes, self.max_bytes, self.play = parameters, axes, max_bytes, play
         self.runs = dict(runs)
         caption_html = (None if caption is None else
@@ -353,13 +409,14 @@ class Explorer(widgets.VBox):
 
         style = {"description_width": "initial"}
         self.sliders = []
-        for p, axis in zip(parameters, axes):
-            labels = [value_label(v) for v in axis]
+        for p, axis in zip(self.labels, axes):
+            values = [value_label(v) for v in axis]
             slider = widgets.SelectionSlider(
-                options=[(lab, k) for k, lab in enumerate(labels)], index=0, description=p,
-                tooltip=(f"choose {p} among {', '.join(labels)}: the sphere, the energy plot "
+                options=[(lab, k) for k, lab in enumerate(values)], index=0, description=p,
+                tooltip=(f"choose {p} among {', '.join(values)}: the sphere, the energy plot "
                          f"and the title switch to that precomputed run"),
-                continuous_update=True, style=style, layout=widgets.Layout(width="420px"))
+                continuous_update=True, style=style,
+                layout=widgets.Layout(width="420px", max_width="100%"))
             self.sliders.append(slider)
         # The Stack is the link's source: a link starts by copying its source to its target,
         # and a Stack's selected_index is always in the page state, while a slider's index of 0
@@ -392,7 +449,7 @@ class Explorer(widgets.VBox):
         -------
         str
         """
-        return ", ".join(f"{p} = {value_label(v)}" for p, v in zip(self.parameters, parts))
+        return ", ".join(f"{p} = {value_label(v)}" for p, v in zip(self.labels, parts))
 
     def _plan(self, key, share: int) -> dict:
         """What the view of ``runs[key]`` will hold and the room left for its sphere; ValueError
@@ -409,7 +466,7 @@ class Explorer(widgets.VBox):
         png = energy_png(traj, others, title=f"energy, {title}")
         room = (share - 4 * (len(png) + 2) // 3 - len(head) - VIEW_OVERHEAD_BYTES
                 - SPHERE_MARGIN_BYTES)
-        drawn = min(n, MAX_TOKENS)
+        drawn = len(subsample(n, self.max_tokens))
         if self.play:
             # a live kernel's player draws fewer tokens where two frames of all do not fit (and
             # says so); a static page refuses
@@ -436,11 +493,11 @@ class Explorer(widgets.VBox):
         head = widgets.HTML(plan["head"])
         # (no tooltip: the page's ImageView fails to render an Image that has one)
         energy = widgets.Image(value=plan["png"], format="png",
-                               layout=widgets.Layout(width=f"{int(3.6 * 80)}px"))
+                               layout=widgets.Layout(width=f"{int(3.6 * 80)}px", max_width="100%"))
         room = plan["room"]
         for _ in range(3):
             sphere = (TrajectoryPlayer(traj, max_bytes=room, duration=duration, frame=-1,
-                                       width=width, height=height, max_tokens=MAX_TOKENS)
+                                       width=width, height=height, max_tokens=self.max_tokens)
                       if self.play else
                       SphereView(traj, width=width, height=height, max_tokens=plan["tokens"]))
             box = widgets.VBox([head, widgets.HBox([sphere, energy],

@@ -24,7 +24,7 @@ import pythreejs as three
 from .state import live_kernel
 from . import _checks as c
 from .colors import project_3d
-from .scene import TRAIL_BYTES, SphereView, polyline, subsample
+from .scene import TRAIL_BYTES, SphereView, subsample
 
 #: bytes of embedded state per token and frame (3 float32 values + 1 float32 time, base64)
 BYTES_PER_TOKEN_FRAME = 22
@@ -45,6 +45,205 @@ BUTTONS_TEXT = "buttons: play, pause, stop, repeat."
 _BAR_Z = -1.2
 _BAR_Y = -0.37
 _BAR_HALF = 0.32
+#: ticks on the time bar, each numbered with its time
+N_TICKS = 5
+#: the tick numbers: one line of text in a monospace font, drawn as one sprite under the bar
+#: (``_LABEL_SIZE`` pixels high in its texture; a monospace digit is ``_CHAR_WIDTH`` of that wide)
+_LABEL_SIZE = 48
+_CHAR_WIDTH = 0.6
+_LABEL_GAP = 0.034
+#: CSS class of the time readout ("t = 1.25"): the book's stylesheet shows its number only
+TIME_CLASS = "usaav-time"
+
+
+def tick_times(span: float, k: int = N_TICKS) -> np.ndarray:
+    """The ``k`` times numbered on the time bar of a run of clip length ``span``:
+    ``t_j = j span / (k - 1)``, ``j = 0, ..., k - 1`` (model time since the first frame).
+
+    Parameters
+    ----------
+    span : float
+        Length of the clip (> 0).
+    k : int
+        Ticks (>= 2).
+
+    Returns
+    -------
+    ndarray
+    """
+    span = c.real("span", span, minimum=0.0, strict=True)
+    k = c.integer("k", k, minimum=2)
+    return span * np.arange(k) / (k - 1)
+
+
+def tick_labels(span: float, k: int = N_TICKS) -> list[str]:
+    """The numbers written under the ticks: ``tick_times(span, k)`` with three significant
+    digits (``:.3g``), e.g. ``['0', '2.5', '5', '7.5', '10']`` for ``span = 10``.
+
+    Parameters
+    ----------
+    span : float
+        Length of the clip (> 0).
+    k : int
+        Ticks (>= 2).
+
+    Returns
+    -------
+    list of str
+    """
+    return [f"{v:.3g}" for v in tick_times(span, k)]
+
+
+def readout_format(span: float) -> str:
+    """The d3 format of the time readout: fixed decimals, three significant digits at the
+    scale of the run, ``max(0, 2 - floor(log10 span))`` decimals (``.2f`` for a run of 8 time
+    units, so that it reads ``1.25``; ``.1f`` for 10 to 99; ``.0f`` from 100).
+
+    Parameters
+    ----------
+    span : float
+        Length of the clip (> 0).
+
+    Returns
+    -------
+    str
+    """
+    span = c.real("span", span, minimum=0.0, strict=True)
+    return f".{max(0, 2 - int(np.floor(np.log10(span))))}f"
+
+
+def time_readout(span: float, start: float = 0.0) -> widgets.FloatSlider:
+    """The readout "t = 1.25" of a player: a disabled ``FloatSlider`` over ``[0, span]`` whose
+    number is written with ``readout_format(span)``; ``jsdlink``-ed to an animation's time, it
+    shows the time at which the reader paused or stopped (the page hides its track, CSS class
+    ``TIME_CLASS``).
+
+    Parameters
+    ----------
+    span : float
+        Length of the clip (> 0).
+    start : float
+        The time shown before the first play.
+
+    Returns
+    -------
+    ipywidgets.FloatSlider
+    """
+    fmt = readout_format(span)
+    readout = widgets.FloatSlider(
+        value=float(start), min=0.0, max=float(span), step=None, description="t =",
+        disabled=True, readout=True, readout_format=fmt,
+        tooltip="model time at which the animation was paused or stopped; while it plays, "
+                "the red bead on the numbered bar marks the time",
+        layout=widgets.Layout(width="auto", max_width="100%"),
+        style={"description_width": "initial"})
+    readout.add_class(TIME_CLASS)
+    return readout
+
+
+def bead_position(time: float, span: float) -> tuple[float, float, float]:
+    """Where the bead of the time bar stands at clip time ``time`` of a clip of length
+    ``span``: ``u = -L + 2 L time / span`` along the bar of half length ``L``.
+
+    Parameters
+    ----------
+    time, span : float
+        Clip time and clip length.
+
+    Returns
+    -------
+    (float, float, float)
+        In camera coordinates.
+    """
+    return (float(-_BAR_HALF + 2 * _BAR_HALF * time / span), _BAR_Y, _BAR_Z)
+
+
+def bead_time(position, span: float) -> float:
+    """The clip time at which the bead stands at ``position`` (the inverse of
+    ``bead_position``).
+
+    Parameters
+    ----------
+    position : three floats
+        The bead's position, in camera coordinates.
+    span : float
+        Length of the clip.
+
+    Returns
+    -------
+    float
+    """
+    return float((position[0] + _BAR_HALF) / (2 * _BAR_HALF) * span)
+
+
+def controls_row(action, readout, info) -> widgets.HBox:
+    """The row under a player's canvas: its play buttons, its time readout and the line that
+    names them, wrapping onto further lines in a narrow column.
+
+    Parameters
+    ----------
+    action : pythreejs.AnimationAction
+        The play / pause / stop / repeat buttons.
+    readout : ipywidgets.FloatSlider
+        The time readout (``time_readout``).
+    info : ipywidgets.HTML
+        The line about the buttons and the run.
+
+    Returns
+    -------
+    ipywidgets.HBox
+    """
+    info.layout.flex = "1 1 220px"
+    info.layout.min_width = "0"
+    return widgets.HBox([action, readout, info],
+                        layout=widgets.Layout(align_items="center", flex_flow="row wrap",
+                                              max_width="100%"))
+
+
+def time_bar(span: float, clock_name: str = "clock", start: float = 0.0):
+    """The heads-up time bar of a player, in camera coordinates: the bar, ``N_TICKS`` ticks
+    numbered with ``tick_labels(span)`` (one text sprite under the bar), and the red bead named
+    ``clock_name``, standing at ``start``.
+
+    Parameters
+    ----------
+    span : float
+        Length of the clip (> 0).
+    clock_name : str
+        Name of the bead (its keyframe track addresses ``{clock_name}.position``).
+    start : float
+        Clip time at which the bead stands before the first play.
+
+    Returns
+    -------
+    (list, pythreejs.Mesh)
+        The objects of the bar, the bead last, and the bead.
+    """
+    # the bar and its ticks: one set of line segments (one object in the page, not six)
+    pairs = [[[-_BAR_HALF, _BAR_Y, _BAR_Z], [_BAR_HALF, _BAR_Y, _BAR_Z]]] + [
+        [[u, _BAR_Y - 0.012, _BAR_Z], [u, _BAR_Y + 0.012, _BAR_Z]]
+        for u in np.linspace(-_BAR_HALF, _BAR_HALF, N_TICKS)]
+    lines = three.LineSegments(
+        geometry=three.BufferGeometry(attributes={"position": three.BufferAttribute(
+            array=np.asarray(pairs, dtype=np.float32).reshape(-1, 3), normalized=False)}),
+        material=three.LineBasicMaterial(color="#555555"), name="bar")
+    labels = tick_labels(span)
+    cell = max(len(s) for s in labels) + 4             # characters per tick, label centred
+    text = "".join(s.center(cell) for s in labels)
+    # the tick centres are (j + 1/2) cell characters from the left: the line spans 2 L N / (N - 1)
+    width = 2 * _BAR_HALF * N_TICKS / (N_TICKS - 1)
+    aspect = (_LABEL_SIZE + 2) / (_CHAR_WIDTH * _LABEL_SIZE * len(text) + 2)
+    numbers = three.Sprite(
+        material=three.SpriteMaterial(
+            map=three.TextTexture(string=text, size=_LABEL_SIZE, color="#333333",
+                                  fontFace="monospace", squareTexture=False),
+            transparent=True, depthTest=False),
+        scale=(width, width * aspect, 1.0), position=(0.0, _BAR_Y - _LABEL_GAP, _BAR_Z),
+        name="ticks")
+    clock = three.Mesh(three.SphereGeometry(radius=0.014, widthSegments=12, heightSegments=8),
+                       three.MeshBasicMaterial(color="#d62728"), name=clock_name,
+                       position=bead_position(start, span))
+    return [lines, numbers, clock], clock
 
 
 def frames_for_budget(n_tokens: int, n_frames: int, max_bytes: int = 900_000,
@@ -223,10 +422,7 @@ class TrajectoryPlayer(SphereView):
         self.action = None
         self.frame_indices = np.array([], dtype=int)
         self.tracks: list[three.VectorKeyframeTrack] = []
-        self.time_readout = widgets.FloatText(
-            description="t (paused)", disabled=True,
-            tooltip="model time at which the animation was paused or stopped", layout=widgets.Layout(width="180px"),
-            style={"description_width": "70px"})
+        self.time_readout = None        # made with the animation (its format fits the run)
         self.time_info = widgets.HTML()
         self._link = None
         self.frame = c.integer("frame", frame)
@@ -240,15 +436,9 @@ class TrajectoryPlayer(SphereView):
 
     # ------------------------------------------------------------- time bar
     def _build_clock(self):
-        bar = polyline(np.array([[-_BAR_HALF, _BAR_Y, _BAR_Z], [_BAR_HALF, _BAR_Y, _BAR_Z]]),
-                       color="#555555")
-        ticks = [polyline(np.array([[u, _BAR_Y - 0.012, _BAR_Z], [u, _BAR_Y + 0.012, _BAR_Z]]),
-                          color="#555555") for u in np.linspace(-_BAR_HALF, _BAR_HALF, 5)]
-        self.clock = three.Mesh(three.SphereGeometry(radius=0.014, widthSegments=12,
-                                                     heightSegments=8),
-                                three.MeshBasicMaterial(color="#d62728"), name="clock",
-                                position=(-_BAR_HALF, _BAR_Y, _BAR_Z))
-        self.hud = three.Group(children=[bar, *ticks, self.clock], name="hud")
+        # the bar's numbers and the bead's place depend on the run: _build_animation fills it
+        self.clock = None
+        self.hud = three.Group(name="hud")
         self.camera.children = list(self.camera.children) + [self.hud]
 
     def _live_budget(self, trajectory, kwargs: dict) -> dict:
@@ -298,7 +488,7 @@ class TrajectoryPlayer(SphereView):
         """
         animate = c.flag("animate", animate)
         super().show(trajectory, frame=self.frame if frame is None else frame)
-        if animate and getattr(self, "clock", None) is not None:
+        if animate and getattr(self, "hud", None) is not None:
             self._build_animation()
 
     def rebuild_animation(self):
@@ -319,29 +509,37 @@ class TrajectoryPlayer(SphereView):
         tracks = [three.VectorKeyframeTrack(name=f"p{i}.position", times=times,
                                             values=np.ascontiguousarray(p[:, i, :]).ravel())
                   for i in range(n)]
-        u = -_BAR_HALF + 2 * _BAR_HALF * times / span
-        clock = np.stack([u, np.full_like(u, _BAR_Y), np.full_like(u, _BAR_Z)], axis=1)
+        # the view opens at the frame on display: the bead stands at its time, and so does the
+        # action (a play then starts from t = 0)
+        start = float(min(max(t[self.shown_frame] - t[0], 0.0), span))
+        old_hud = list(self.hud.children)
+        hud, self.clock = time_bar(span, "clock", start)
+        self.hud.children = hud
+        for obj in old_hud:
+            obj.close()
+        clock = np.array([bead_position(tk, span) for tk in times], dtype=np.float32)
         tracks.append(three.VectorKeyframeTrack(name="clock.position", times=times,
-                                                values=clock.astype(np.float32).ravel()))
+                                                values=clock.ravel()))
         clip = three.AnimationClip(tracks=tracks, duration=span)
         mixer = three.AnimationMixer(self.scene)
         action = three.AnimationAction(mixer, clip, self.scene, loop=self.loop,
                                        timeScale=span / self.duration,
-                                       clampWhenFinished=True)
+                                       clampWhenFinished=True, time=start)
         old = (self.action, self.tracks, self._link)
         self.action, self.tracks, self.frame_indices = action, tracks, idx
         if self._link is not None:
             self._link.unlink()
+        old_readout, self.time_readout = self.time_readout, time_readout(span, start)
+        if old_readout is not None:
+            old_readout.close()
         self._link = widgets.jsdlink((action, "time"), (self.time_readout, "value"))
-        self.time_readout.value = 0.0
         self.time_info.value = (
             f"<span style='font-size:12px'>{BUTTONS_TEXT} "
             f"Press &#9654; to play t = {t[0]:g} to {t[-1]:g} "
             f"({len(idx)} of {n_frames} frames, {self.duration:g} s); the red bead on the bar "
             f"marks the time</span>")
         self.children = [self.children[0],
-                         widgets.HBox([action, self.time_readout, self.time_info],
-                                      layout=widgets.Layout(align_items="center")),
+                         controls_row(action, self.time_readout, self.time_info),
                          self.caption] + ([self.budget_label] if self.budget_label is not None else [])
         old_action, old_tracks, _ = old
         if old_action is not None:
@@ -363,3 +561,31 @@ class TrajectoryPlayer(SphereView):
     def keyframe_times(self) -> np.ndarray:
         """Times of the keyframes (model time, starting at 0)."""
         return np.asarray(self.tracks[0].times, dtype=float)
+
+    @property
+    def bead_time(self) -> float:
+        """The clip time (model time since the first frame) at which the bead stands before
+        the first play: the time of the frame on display."""
+        return bead_time(self.clock.position, float(self.keyframe_times[-1]) or 1.0)
+
+    def keyframe_state(self, time: float) -> np.ndarray:
+        """(n, 3) token positions the clip shows at clip time ``time``: the keyframes
+        interpolated linearly in time, as the browser's animation mixer does.
+
+        Parameters
+        ----------
+        time : float
+            Clip time, in ``[0, clip length]``.
+
+        Returns
+        -------
+        ndarray
+        """
+        times = self.keyframe_times
+        time = c.bounded_real("time", time, 0.0, float(times[-1]) + 1e-6)
+        key = self.keyframes
+        j = int(np.clip(np.searchsorted(times, time, side="right") - 1, 0, len(times) - 1))
+        if j == len(times) - 1:
+            return key[j].astype(float)
+        w = (time - times[j]) / (times[j + 1] - times[j])
+        return ((1 - w) * key[j] + w * key[j + 1]).astype(float)

@@ -29,6 +29,50 @@ CIRCLE_COLOR = "#8a8a8a"
 OVERLAY_COLOR = "#111111"
 #: page-state budget for trails, in bytes (fewer trail frames for many tokens)
 TRAIL_BYTES = 350_000
+#: CSS classes of a view's root, of its row of canvases (and legend), and of each canvas's
+#: widget.  The book's stylesheet (_static/usaav-views.css) scales every canvas of class
+#: ``VIEW_CANVAS_CLASS`` down to its column keeping its aspect ratio, and wraps a row whose
+#: canvases and legend do not fit side by side (the legend, then a second canvas, go below).
+VIEW_CLASS = "usaav-view"
+VIEW_ROW_CLASS = "usaav-view-row"
+VIEW_CANVAS_CLASS = "usaav-canvas"
+
+
+def view_row(children) -> widgets.HBox:
+    """An ``HBox`` of canvases and a legend that wraps onto further lines where the column is
+    narrower than the row (``flex-flow: row wrap``), of class ``VIEW_ROW_CLASS``.
+
+    Parameters
+    ----------
+    children : list of widgets
+        The canvases (or boxes holding them) and the legend, left to right.
+
+    Returns
+    -------
+    ipywidgets.HBox
+    """
+    row = widgets.HBox(list(children), layout=widgets.Layout(flex_flow="row wrap",
+                                                             max_width="100%"))
+    row.add_class(VIEW_ROW_CLASS)
+    return row
+
+
+def responsive(renderer):
+    """``renderer`` marked as a canvas that the book's stylesheet scales to its column (CSS
+    class ``VIEW_CANVAS_CLASS``; its drawing size stays ``width`` x ``height``).
+
+    Parameters
+    ----------
+    renderer : pythreejs.Renderer
+        A canvas.
+
+    Returns
+    -------
+    pythreejs.Renderer
+        The same renderer.
+    """
+    renderer.add_class(VIEW_CANVAS_CLASS)
+    return renderer
 
 
 def _unit_circle(normal_axis: int, height: float = 0.0, m: int = 128) -> np.ndarray:
@@ -154,6 +198,8 @@ class SphereView(widgets.VBox):
         self._token_geometry = None
         self._colors: list[str] = []
         self.trajectory = None
+        #: index (from 0) of the frame of ``trajectory`` on display
+        self.shown_frame = 0
         self.trail_bytes = 0
 
         self.camera = three.PerspectiveCamera(position=[2.6, 1.5, 2.2], up=[0, 0, 1], fov=40,
@@ -176,12 +222,13 @@ class SphereView(widgets.VBox):
                       self.circles, self.tokens, self.trails, self.overlays],
             background="white")
         self.controls = three.OrbitControls(controlling=self.camera)
-        self.renderer = three.Renderer(camera=self.camera, scene=self.scene,
-                                       controls=[self.controls], width=width, height=height,
-                                       antialias=True)
+        self.renderer = responsive(three.Renderer(camera=self.camera, scene=self.scene,
+                                                  controls=[self.controls], width=width,
+                                                  height=height, antialias=True))
         self.legend = widgets.HTML(layout=widgets.Layout(min_width="150px", margin="0 0 0 8px"))
         self.caption = widgets.HTML()
-        self.children = [widgets.HBox([self.renderer, self.legend]), self.caption]
+        self.add_class(VIEW_CLASS)
+        self.children = [view_row([self.renderer, self.legend]), self.caption]
 
         if trajectory is not None:
             self.show(trajectory, frame=frame)
@@ -279,6 +326,7 @@ class SphereView(widgets.VBox):
         x = np.asarray(trajectory.x, dtype=float)
         frame = c.frame(frame, x.shape[0])
         self.trajectory = trajectory
+        self.shown_frame = frame % x.shape[0]
         labels = getattr(trajectory.model, "labels", "none")
         self.set_points(x[frame], trajectory.xi, labels)
         self.caption.value = self._caption(trajectory, frame)

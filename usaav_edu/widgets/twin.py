@@ -35,8 +35,10 @@ import pythreejs as three
 
 from . import _checks as c
 from .colors import project_3d, token_colors
-from .player import BUTTONS_TEXT, BYTES_PER_TOKEN_FRAME, LOOPS, _tokens_within
-from .scene import CIRCLE_COLOR, SPHERE_COLOR, _legend_html, _unit_circle, polyline, subsample
+from .player import (BUTTONS_TEXT, BYTES_PER_TOKEN_FRAME, LOOPS, _tokens_within, bead_position,
+                     controls_row, time_bar, time_readout)
+from .scene import (CIRCLE_COLOR, SPHERE_COLOR, VIEW_CLASS, _legend_html, _unit_circle, polyline,
+                    responsive, subsample, view_row)
 
 #: distance between the two spheres' centres (the cameras see no farther than ``FAR``)
 SEPARATION = 40.0
@@ -51,10 +53,6 @@ TITLES = ("contents x", "gauge coordinates y")
 TWIN_CLASS = "usaav-twin"
 
 _CAMERA = np.array([2.6, 1.5, 2.2])
-# heads-up time bar, in camera coordinates (camera looks down -z)
-_BAR_Z = -1.2
-_BAR_Y = -0.37
-_BAR_HALF = 0.32
 
 
 def _twin_bytes(m: int) -> tuple[int, int]:
@@ -157,9 +155,7 @@ class TwinView(widgets.VBox):
         px = project_3d(x[idx][:, self.token_index], self.coords).astype(np.float32)   # (k, m, 3)
         py = project_3d(y[idx][:, self.token_index], self.coords).astype(np.float32)
         self.cameras, self.renderers, self.groups, self.controls, tracks = [], [], [], [], []
-        u = -_BAR_HALF + 2 * _BAR_HALF * times / span
-        bead = np.stack([u, np.full_like(u, _BAR_Y), np.full_like(u, _BAR_Z)], axis=1)
-        bead = bead.astype(np.float32).ravel()
+        bead = np.array([bead_position(tk, span) for tk in times], dtype=np.float32).ravel()
         scene_children = [three.AmbientLight(color="white", intensity=0.6)]
         for side, (prefix, p) in enumerate((("x", px), ("y", py))):
             # see the module docstring for the placement of the second sphere and its camera
@@ -177,20 +173,14 @@ class TwinView(widgets.VBox):
             tracks += [three.VectorKeyframeTrack(name=f"{prefix}{j}.position", times=times,
                                                  values=np.ascontiguousarray(p[:, j, :]).ravel())
                        for j in range(m)]
-            bar = polyline(np.array([[-_BAR_HALF, _BAR_Y, _BAR_Z], [_BAR_HALF, _BAR_Y, _BAR_Z]]),
-                           color="#555555")
-            ticks = [polyline(np.array([[s, _BAR_Y - 0.012, _BAR_Z], [s, _BAR_Y + 0.012, _BAR_Z]]),
-                              color="#555555") for s in np.linspace(-_BAR_HALF, _BAR_HALF, 5)]
-            clock = three.Mesh(three.SphereGeometry(radius=0.014, widthSegments=12, heightSegments=8),
-                               three.MeshBasicMaterial(color="#d62728"), name=f"clock{prefix}",
-                               position=(-_BAR_HALF, _BAR_Y, _BAR_Z))
+            hud, clock = time_bar(span, f"clock{prefix}")
             tracks.append(three.VectorKeyframeTrack(name=f"clock{prefix}.position", times=times,
                                                     values=bead))
             camera = three.PerspectiveCamera(
                 position=tuple(float(q) for q in centre + sign * _CAMERA), up=[0, 0, sign], fov=40,
                 aspect=width / height, near=0.05, far=FAR,
                 children=[three.DirectionalLight(color="white", intensity=0.55, position=[1, 2, 3]),
-                          three.Group(children=[bar, *ticks, clock], name=f"hud{prefix}")])
+                          three.Group(children=hud, name=f"hud{prefix}")])
             controls = three.OrbitControls(controlling=camera, target=tuple(float(q) for q in centre))
             scene_children += [camera, group]
             self.cameras.append(camera)
@@ -198,17 +188,15 @@ class TwinView(widgets.VBox):
             self.controls.append(controls)
         self.scene = three.Scene(children=scene_children, background="white")
         for camera, controls in zip(self.cameras, self.controls):
-            self.renderers.append(three.Renderer(camera=camera, scene=self.scene, controls=[controls],
-                                                 width=width, height=height, antialias=True))
+            self.renderers.append(responsive(three.Renderer(
+                camera=camera, scene=self.scene, controls=[controls], width=width, height=height,
+                antialias=True)))
         self.tracks = tracks
         self.clip = three.AnimationClip(tracks=tracks, duration=span)
         self.mixer = three.AnimationMixer(self.scene)
         self.action = three.AnimationAction(self.mixer, self.clip, self.scene, loop=loop,
                                             timeScale=span / self.duration, clampWhenFinished=True)
-        self.time_readout = widgets.FloatText(
-            description="t (paused)", disabled=True,
-            tooltip="model time at which the animation was paused or stopped", layout=widgets.Layout(width="180px"),
-            style={"description_width": "70px"})
+        self.time_readout = time_readout(span)
         self._link = widgets.jsdlink((self.action, "time"), (self.time_readout, "value"))
         self.time_info = widgets.HTML(
             f"<span style='font-size:12px'>{BUTTONS_TEXT} Press &#9654; to play both views, t = {t[0]:g} to "
@@ -216,7 +204,8 @@ class TwinView(widgets.VBox):
             f"mark the time</span>")
         heads = [widgets.HTML(f"<div style='font-weight:600;text-align:center'>{html.escape(s)}</div>")
                  for s in titles]
-        panes = [widgets.VBox([head, r]) for head, r in zip(heads, self.renderers)]
+        panes = [widgets.VBox([head, r], layout=widgets.Layout(min_width="0", max_width="100%"))
+                 for head, r in zip(heads, self.renderers)]
         self.legend = widgets.HTML(_legend_html(trajectory.xi, labels, None),
                                    layout=widgets.Layout(min_width="140px", margin="0 0 0 8px"))
         model = trajectory.model
@@ -233,9 +222,9 @@ class TwinView(widgets.VBox):
         #: one line, shown under the caption, when the budget made the view drop tokens
         self.budget_label = None if not self.budget_note else widgets.HTML(
             f"<span style='font-size:12px;color:#8a4b00'>{html.escape(self.budget_note)}</span>")
-        self.children = [widgets.HBox([*panes, self.legend]),
-                         widgets.HBox([self.action, self.time_readout, self.time_info],
-                                      layout=widgets.Layout(align_items="center")),
+        self.add_class(VIEW_CLASS)
+        self.children = [view_row([*panes, self.legend]),
+                         controls_row(self.action, self.time_readout, self.time_info),
                          self.caption] + ([self.budget_label] if self.budget_label else [])
 
     def _track_values(self, prefix: str) -> np.ndarray:
