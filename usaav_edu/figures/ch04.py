@@ -59,7 +59,7 @@ def energy_to_bound(traj, bound: float):
     return fig
 
 
-def omega_explorer(runs: dict, *, max_bytes: int = 1_400_000):
+def omega_explorer(runs: dict, *, max_bytes: int = 2_000_000):
     """An :class:`~usaav_edu.widgets.Explorer` over the frequencies ``{omega: run}`` (the
     slider lists them in increasing order), each run a player of its tokens.  The default
     budget holds eight runs of 24 tokens (about 0.95 MB of page state once built)."""

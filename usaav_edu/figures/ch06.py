@@ -20,7 +20,7 @@ def _points(name, points):
     return pts
 
 
-def prompt_player(traj, centres, *, max_bytes: int = 300_000):
+def prompt_player(traj, centres, *, max_bytes: int = 330_000):
     """The run of ``K`` prompts played on the sphere, with the predicted cluster centres
     ``G_k^T u`` (``centres``, one row per prompt) as dark points."""
     centres = _points("centres", centres)
@@ -36,7 +36,7 @@ def twin_view(traj, *, max_bytes: int = 340_000):
     return TwinView(traj, duration=8.0, max_bytes=max_bytes)
 
 
-def prompts_explorer(runs: dict, *, max_bytes: int = 1_500_000):
+def prompts_explorer(runs: dict, *, max_bytes: int = 1_850_000):
     """An :class:`~usaav_edu.widgets.Explorer` over the number of prompts ``{K: run}`` (the
     slider lists them in increasing order), each run a player of its tokens.  The default
     budget holds eight runs of 16 tokens, whatever their length (about 1.06 MB of page state
@@ -48,7 +48,7 @@ def prompts_explorer(runs: dict, *, max_bytes: int = 1_500_000):
                              "press play"))
 
 
-def curve_player(traj, curve, *, max_bytes: int = 300_000):
+def curve_player(traj, curve, *, max_bytes: int = 330_000):
     """The run whose prompts draw a closed curve, played with the curve (``(m, d)`` points)
     drawn in black."""
     player = TrajectoryPlayer(traj, duration=8.0, max_bytes=max_bytes,
