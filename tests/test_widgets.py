@@ -638,3 +638,27 @@ def test_views_carry_the_classes_that_fit_them_to_the_column():
     row = twin.children[0]
     assert row.layout.flex_flow == "row wrap", "the twin view's spheres stack in a narrow column"
     assert all("usaav-canvas" in r._dom_classes for r in twin.renderers)
+
+
+def test_the_time_bars_numbers_need_no_mipmaps():
+    """The numbers under the time bar are a text texture whose size is not a power of two:
+    WebGL warns unless it is filtered without mipmaps."""
+    import usaav_edu as ue
+    from usaav_edu.widgets import TrajectoryPlayer
+    traj = ue.simulate(ue.models.usa(1.0), ue.sphere.uniform(8, 3, seed=0), t_max=1.0, n_frames=5)
+    player = TrajectoryPlayer(traj)
+    found = []
+
+    def walk(w, seen):
+        if id(w) in seen:
+            return
+        seen.add(id(w))
+        if type(w).__name__ == "TextTexture":
+            found.append(w)
+        for name in getattr(w, "keys", []):
+            v = getattr(w, name, None)
+            for x in (v if isinstance(v, (list, tuple)) else [v]):
+                if hasattr(x, "keys") and hasattr(x, "model_id"):
+                    walk(x, seen)
+    walk(player, set())
+    assert found and all(t.minFilter == "LinearFilter" and not t.generateMipmaps for t in found)

@@ -236,7 +236,9 @@ def time_bar(span: float, clock_name: str = "clock", start: float = 0.0):
     numbers = three.Sprite(
         material=three.SpriteMaterial(
             map=three.TextTexture(string=text, size=_LABEL_SIZE, color="#333333",
-                                  fontFace="monospace", squareTexture=False),
+                                  fontFace="monospace", squareTexture=False,
+                                  # a text texture is not a power of two: no mipmaps
+                                  minFilter="LinearFilter", generateMipmaps=False),
             transparent=True, depthTest=False),
         scale=(width, width * aspect, 1.0), position=(0.0, _BAR_Y - _LABEL_GAP, _BAR_Z),
         name="ticks")
