@@ -32,7 +32,7 @@ the prompt frames, and ``bench`` the memory and time of each of its measurements
 beyond ``MEMORY_CAP`` (half the machine's memory) or ``SECONDS_CAP`` (an hour)
 the command stops with one line naming the flags and the estimate.  ``--out`` is
 checked before the run as ``Trajectory.save`` checks it
-(:func:`usaav_edu.trajectory.check_target`: a regular file or a new name, not
+(``usaav_edu.trajectory.check_target``: a regular file or a new name, not
 read-only, a name its folder accepts, room on the disk for the file).
 
 ``sweep`` runs a standard experiment at every point of a grid on Dask
@@ -77,7 +77,7 @@ def _memory_cap():
 
 
 MEMORY_CAP = _memory_cap()
-"""The most memory (bytes) a command may plan to hold: half the machine's physical memory."""
+"""Half the machine's physical memory in bytes, the most memory a command may plan to hold."""
 SECONDS_CAP = 3600.0
 """The most time (seconds) a command may plan for the work outside the integration itself
 (drawing the prompt frames of ``simulate``, the measurements of ``bench``); the integration's own
@@ -390,9 +390,9 @@ def _bench(a):
 def check_bench(n_values, repeats, fast_n):
     """Refuse, naming the flag and the estimate, a ``bench`` beyond the caps before it allocates.
 
-    Each ``--n`` is a measurement of :func:`usaav_edu.bench.measure` (its dense reference forms
-    ``n x n`` matrices), each ``--fast-n`` one of :func:`usaav_edu.bench.fast_measure`; their
-    costs are :func:`usaav_edu.bench.measure_cost` and :func:`usaav_edu.bench.fast_measure_cost`.
+    Each ``--n`` is a measurement of ``usaav_edu.bench.measure`` (its dense reference forms
+    ``n x n`` matrices), each ``--fast-n`` one of ``usaav_edu.bench.fast_measure``; their
+    costs are ``usaav_edu.bench.measure_cost`` and ``usaav_edu.bench.fast_measure_cost``.
     The largest memory of one measurement may reach ``MEMORY_CAP``, their total time
     ``SECONDS_CAP``.
 

@@ -148,7 +148,7 @@ class Trajectory:
         interrupted save leaves any previous file at ``path`` intact and no partial
         file behind.  The trajectory is first checked as :meth:`load` checks a
         file, so nothing is written that would not load back.  Everything
-        :func:`check_target` refuses (an empty path, a directory, a FIFO, a device
+        ``check_target`` refuses (an empty path, a directory, a FIFO, a device
         or a socket, a read-only file, a missing or read-only folder, a name too
         long for the folder, too little free space for the file) is refused with
         ValueError before anything is written.  A symbolic link stays a link: the file it points
