@@ -178,7 +178,10 @@ def test_ctrl_c_ends_a_real_run_with_one_line(tmp_path):
     # a run of many short frames (about 20 s if left alone): the interrupt is handled between frames
     args = [sys.executable, "-m", "usaav_edu.cli", "simulate", "--n", "400", "--tau", "2000", "--frames", "2001",
             "--out", str(tmp_path / "run.npz")]
-    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # the command starts as from a shell, with Ctrl-C's default disposition (a test process may
+    # have SIGINT ignored, which a child would inherit, and Python then installs no handler)
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         # the progress bar appears once the run has lasted a second: the run is under way
         first = b""
