@@ -504,3 +504,15 @@ def test_problem_sets_refer_to_exercises_of_their_part(name):
     assert refs, f"{name} collects no exercise"
     assert refs <= labels, f"{name} refers to labels that are no exercise of its part: {refs - labels}"
     assert "{solution}" not in text, "problem sets must not carry solutions"
+
+
+def test_a_figure_caption_is_public_text(tmp_path):
+    """A caption (myst-nb's ``mystnb.figure.caption`` in a cell's metadata) shows on the page in
+    both editions: a solution that repeats it is no leak."""
+    cell = {"cell_type": "code", "execution_count": None, "id": "c1", "outputs": [], "source": "x = 1",
+            "metadata": {"mystnb": {"figure": {"caption": "Merging time of two clusters at a right angle",
+                                               "name": "fig-x"}}}}
+    nb = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "page.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    assert editions.normalize("two clusters at a right angle") in editions.public_text(tmp_path)

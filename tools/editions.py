@@ -314,6 +314,9 @@ def public_text(source_dir: Path) -> str:
         if path.suffix == ".ipynb":
             nb, _ = strip_notebook(_read_nb(path))
             parts += [cell_text(c) for c in nb.get("cells", [])]
+            # figure captions live in the cells' metadata (myst-nb's mystnb.figure.caption)
+            parts += [str(c.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("caption", ""))
+                      for c in nb.get("cells", [])]
         else:
             parts.append(strip_myst(path.read_text(encoding="utf-8"))[0])
     return normalize("\n".join(parts))
