@@ -246,7 +246,8 @@ def simulate_work(n, d, n_frames, n_prompts=None):
 
     ::
 
-        bytes   = 8 (F + RUN_ARRAYS) n d + 64 n + FRAME_BYTES K d^2 + [K > 0] 16 n d^2
+        bytes   = 8 (F + RUN_ARRAYS) n d + 64 n + FRAME_BYTES K d^2
+                  + [K > 0] 16 n d^2
         seconds = K (FRAME_SECONDS + QR_SECONDS d^3)
 
     ``F`` frames of the trajectory, the run's working arrays, the labels and masks, the ``K``
