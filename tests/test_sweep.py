@@ -85,6 +85,36 @@ def test_a_worker_that_cannot_start_is_one_line_not_a_hang(monkeypatch, capsys):
                                        "on stderr)\n")
 
 
+def test_distributed_stays_silent_until_the_local_cluster_is_closed(monkeypatch):
+    """Closing the cluster's last comms logs at INFO; in a notebook that is a line of output.
+
+    ``_run_on`` makes, uses and closes the local cluster; its handlers must be silent throughout
+    and restored after.  With a client of the caller's, their levels are the caller's.
+    """
+    import logging
+
+    sweep_module = sys.modules["usaav_edu.sweep"]
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.INFO)
+    logging.getLogger("distributed").addHandler(handler)
+    seen = []
+
+    def run_on(client, workers, task, todo, on_result, progress):
+        seen.append((client, handler.level))
+        return {}
+
+    monkeypatch.setattr(sweep_module, "_run_on", run_on)
+    try:
+        ue.sweep("usa", {"seed": [0]}, t_max=0.5, n=8, n_frames=3, progress=False)
+        assert handler.level == logging.INFO
+        ue.sweep("usa", {"seed": [0]}, t_max=0.5, n=8, n_frames=3, progress=False,
+                 client="tcp://127.0.0.1:8786")
+    finally:
+        logging.getLogger("distributed").removeHandler(handler)
+    assert seen == [(None, logging.CRITICAL), ("tcp://127.0.0.1:8786", logging.INFO)]
+    assert handler.level == logging.INFO
+
+
 def _serial(name, t_max, keywords, **solver):
     model, x0, xi = experiments.setup(name, **keywords)
     traj = ue.simulate(model, x0, xi, t_max=t_max, **solver)

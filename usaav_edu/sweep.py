@@ -65,6 +65,7 @@ Design
 * **Progress.**  A ``tqdm`` bar of points (a widget in a notebook, text on stderr elsewhere).
 """
 
+import contextlib
 import hashlib
 import inspect
 import json
@@ -934,6 +935,25 @@ def _run(client_arg, workers, task, todo, on_result, progress):
 
     Returns the messages of the points lost outside their own computation (index -> message).
     """
+    quiet = _quiet_distributed() if client_arg is None else contextlib.nullcontext()
+    with quiet:
+        return _run_on(client_arg, workers, task, todo, on_result, progress)
+
+
+def _quiet_distributed():
+    """Silence ``distributed``'s log handlers for the whole life of a local cluster.
+
+    The cluster's own silence ends before its scheduler and comms are closed, and a comm closed
+    then may log "Batched Comm Closed" at INFO: a line of stderr in the caller's notebook.  This
+    holds the handlers at ``CRITICAL`` until the client and the cluster are closed, then restores
+    their levels.
+    """
+    from distributed.utils import silence_logging_cmgr
+
+    return silence_logging_cmgr(logging.CRITICAL)
+
+
+def _run_on(client_arg, workers, task, todo, on_result, progress):
     from dask.distributed import as_completed
 
     client, owned = _connect(client_arg, workers, len(todo))
