@@ -32,3 +32,31 @@ def test_widget_scripts_are_local_files(html):
         assert target.is_file(), f"{src} does not exist in the site"
     threejs = SITE / "widgets-js" / "jupyter-threejs" / "index.js"
     assert threejs.is_file()
+
+
+#: the embedded widget state a page may carry (README, "Embedded widget state per page"): a
+#: reader on a slow line waits for all of it before the first sphere turns
+PAGE_STATE_LIMIT = 3_000_000
+STATE = re.compile(r'<script type="application/vnd\.jupyter\.widget-state\+json">(.*?)</script>',
+                   re.S)
+
+
+def page_state_bytes(text: str) -> int:
+    """Bytes of the widget state embedded in a page's HTML (every state script)."""
+    return sum(len(m.encode("utf-8")) for m in STATE.findall(text))
+
+
+def test_page_state_bytes_reads_every_state_script():
+    one = '<script type="application/vnd.jupyter.widget-state+json">{"a": 1}</script>'
+    assert page_state_bytes("<p>no widgets</p>") == 0
+    assert page_state_bytes(one) == len('{"a": 1}')
+    assert page_state_bytes(one + "<p>between</p>" + one) == 2 * len('{"a": 1}')
+
+
+@pytest.mark.parametrize("html", widget_pages(), ids=lambda p: str(p.relative_to(SITE)))
+def test_a_page_embeds_at_most_3_mb_of_widget_state(html):
+    size = page_state_bytes(html.read_text(encoding="utf-8"))
+    assert 0 < size <= PAGE_STATE_LIMIT, (
+        f"{html.relative_to(SITE)} embeds {size / 1e6:.2f} MB of widget state, over the "
+        f"{PAGE_STATE_LIMIT / 1e6:g} MB a page may carry: lower the max_bytes of its views or "
+        f"the tokens they draw")

@@ -34,13 +34,13 @@ def run_title(traj) -> str:
             rf"$\omega = {_omega(traj):g}${seed}")
 
 
-def twin_view(traj, *, max_bytes: int = 750_000):
+def twin_view(traj, *, max_bytes: int = 600_000):
     """The contents ``x_i`` and the gauge coordinates ``y_i = R_{xi_i} x_i`` of one run, side
     by side on one time bar (a :class:`~usaav_edu.widgets.TwinView`)."""
     return TwinView(traj, duration=8.0, max_bytes=max_bytes)
 
 
-def latitude_player(traj, height: float, *, max_bytes: int = 600_000):
+def latitude_player(traj, height: float, *, max_bytes: int = 450_000):
     """The run played on the sphere with the latitude circle ``x_3 = height`` of its gauge
     point drawn in black (``max_bytes`` of page state: the chapter's page holds the twin view
     and an explorer too)."""
@@ -59,15 +59,18 @@ def energy_to_bound(traj, bound: float):
     return fig
 
 
-def omega_explorer(runs: dict, *, max_bytes: int = 2_000_000):
+def omega_explorer(runs: dict, *, max_bytes: int = 1_600_000, max_tokens: int = 16):
     """An :class:`~usaav_edu.widgets.Explorer` over the frequencies ``{omega: run}`` (the
-    slider lists them in increasing order), each run a player of its tokens.  The default
-    budget holds eight runs of 24 tokens (about 0.95 MB of page state once built)."""
+    slider lists them in increasing order), each run a player of at most ``max_tokens`` of its
+    tokens.  The defaults hold eight runs of 24 tokens, 16 of them drawn (each token of its own
+    colour costs about 3.6 kB of page state), within the chapter's 3 MB page with its twin view,
+    its player and two views."""
     omegas = sorted(runs)
     n = runs[omegas[0]].x.shape[1]
     return Explorer({w: runs[w] for w in omegas}, "omega", max_bytes=max_bytes,
-                    caption=(f"RoPE with {n} tokens at positions 2 pi i/n: pick omega, then "
-                             "press play"))
+                    max_tokens=max_tokens,
+                    caption=(f"RoPE with {n} tokens at positions 2 pi i/n ({min(n, max_tokens)} "
+                             f"drawn): pick omega, then press play"))
 
 
 def pole_view(traj):
