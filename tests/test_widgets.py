@@ -662,3 +662,23 @@ def test_the_time_bars_numbers_need_no_mipmaps():
                     walk(x, seen)
     walk(player, set())
     assert found and all(t.minFilter == "LinearFilter" and not t.generateMipmaps for t in found)
+
+
+@pytest.mark.parametrize("name", ["usa", "rope"])
+@pytest.mark.parametrize("n", [1, 8, 24, 64])
+def test_the_player_estimate_bounds_its_size_and_stays_close(monkeypatch, name, n):
+    """The budget rule plans with ``_player_bytes``: it must never be below a player's real
+    size (a page would go over its budget), nor far above (runs would be refused that fit).
+    Tokens of one colour (USA) share one material; RoPE's positions take up to 32 colours."""
+    from usaav_edu.widgets.player import _player_bytes
+
+    monkeypatch.setenv("USAAV_EDU_STATIC_PAGE", "1")
+    model, x0, xi = ue.experiments.setup(name, n=n, seed=0)
+    traj = ue.simulate(model, x0, xi, t_max=1.0, n_frames=2)
+    player = W.TrajectoryPlayer(traj, max_bytes=3_000_000)
+    colours = len(set(player.token_colors))
+    assert colours == (1 if name == "usa" or n == 1 else min(n, CYCLIC_STEPS))
+    fixed, per_frame = _player_bytes(n, colours)
+    estimate = fixed + per_frame * len(player.frame_indices)
+    size = W.embedded_state_bytes(player)
+    assert size <= estimate <= 1.2 * size, (size, estimate)

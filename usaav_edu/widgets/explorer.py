@@ -37,8 +37,9 @@ import ipywidgets as widgets
 import numpy as np
 
 from . import _checks as c
-from .player import (BYTES_FIXED, BYTES_PER_TOKEN, TrajectoryPlayer, _player_bytes, _static_page,
-                     _tokens_within)
+from .colors import token_colors
+from .player import (BYTES_FIXED, BYTES_PER_COLOUR, BYTES_PER_TOKEN, TrajectoryPlayer,
+                     _player_bytes, _static_page, _tokens_within)
 from .scene import SphereView, subsample
 from .state import embedded_state_bytes
 
@@ -466,17 +467,20 @@ class Explorer(widgets.VBox):
         png = energy_png(traj, others, title=f"energy, {title}")
         room = (share - 4 * (len(png) + 2) // 3 - len(head) - VIEW_OVERHEAD_BYTES
                 - SPHERE_MARGIN_BYTES)
-        drawn = len(subsample(n, self.max_tokens))
+        index = subsample(n, self.max_tokens)
+        drawn = len(index)
+        colours = len(set(token_colors(traj.xi, getattr(traj.model, "labels", "none"))[i]
+                          for i in index))
         if self.play:
             # a live kernel's player draws fewer tokens where two frames of all do not fit (and
             # says so); a static page refuses
             try:
-                _tokens_within(_player_bytes, drawn, traj.x.shape[0], max(room, 1), None,
-                               f"{drawn} tokens")
+                _tokens_within(lambda m: _player_bytes(m, min(m, colours)), drawn,
+                               traj.x.shape[0], max(room, 1), None, f"{drawn} tokens")
             except ValueError:
                 room = None
-        elif room < BYTES_FIXED + BYTES_PER_TOKEN * drawn:
-            fit = (room - BYTES_FIXED) // BYTES_PER_TOKEN
+        elif room < _player_bytes(drawn, colours)[0]:
+            fit = (room - BYTES_FIXED) // (BYTES_PER_TOKEN + BYTES_PER_COLOUR)
             drawn = None if _static_page() or fit < 1 else fit    # its caption names the count
             room = None if drawn is None else room
         if room is None:

@@ -23,15 +23,21 @@ import pythreejs as three
 
 from .state import live_kernel
 from . import _checks as c
-from .colors import project_3d
+from .colors import CYCLIC_STEPS, PROMPT_PALETTE, project_3d
 from .scene import TRAIL_BYTES, SphereView, subsample
 
 #: bytes of embedded state per token and frame (3 float32 values + 1 float32 time, base64)
 BYTES_PER_TOKEN_FRAME = 22
 #: bytes of embedded state per token that do not depend on the number of frames (Mesh + track)
 BYTES_PER_TOKEN = 2100
-#: bytes of the rest of the scene (materials, circles, controls, layout)
-BYTES_FIXED = 110_000
+#: bytes of embedded state per colour of the drawn tokens (one material for all tokens of a
+#: colour): a player of 24 tokens of 24 colours holds 24 materials, one of a single colour one
+BYTES_PER_COLOUR = 1_700
+#: the most colours tokens are drawn in (the cyclic map of positions has ``CYCLIC_STEPS``)
+MAX_COLOURS = max(CYCLIC_STEPS, len(PROMPT_PALETTE))
+#: bytes of the rest of the scene (sphere, circles, time bar, controls, layout): a player of one
+#: token measures 69 kB
+BYTES_FIXED = 72_000
 
 LOOPS = ("LoopRepeat", "LoopOnce", "LoopPingPong")
 
@@ -249,7 +255,7 @@ def time_bar(span: float, clock_name: str = "clock", start: float = 0.0):
 
 
 def frames_for_budget(n_tokens: int, n_frames: int, max_bytes: int = 900_000,
-                      max_frames: int | None = None) -> int:
+                      max_frames: int | None = None, colours: int | None = None) -> int:
     """How many frames a player of ``n_tokens`` tokens can embed within ``max_bytes``.
 
     ``min(k, max_frames, n_frames)`` with ``k`` the frames that fit; ValueError when fewer
@@ -265,6 +271,9 @@ def frames_for_budget(n_tokens: int, n_frames: int, max_bytes: int = 900_000,
         The page budget.
     max_frames : int or None
         A cap of the caller's.
+    colours : int or None
+        Colours of the drawn tokens (from 1 to ``n_tokens``); None: as many as can be, the
+        smaller of ``n_tokens`` and ``MAX_COLOURS``.
 
     Returns
     -------
@@ -276,15 +285,24 @@ def frames_for_budget(n_tokens: int, n_frames: int, max_bytes: int = 900_000,
         When fewer than two frames fit.
     """
     n_tokens = c.integer("n_tokens", n_tokens, minimum=1)
-    return _frames_within(*_player_bytes(n_tokens), n_frames, max_bytes, max_frames,
+    if colours is not None:
+        colours = c.integer("colours", colours, minimum=1)
+        if colours > n_tokens:
+            raise ValueError(f"colours must be at most n_tokens={n_tokens} (each token has one "
+                             f"colour), got {colours}")
+    return _frames_within(*_player_bytes(n_tokens, colours), n_frames, max_bytes, max_frames,
                          f"{n_tokens} tokens")
 
 
-def _player_bytes(m: int) -> tuple[int, int]:
-    """Embedded bytes ``(fixed, per_frame)`` of a player of ``m`` tokens (no trails): the scene
-    and the tokens once, ``BYTES_FIXED + BYTES_PER_TOKEN m``, and each keyframe of the m token
-    tracks and the clock, ``BYTES_PER_TOKEN_FRAME (m + 1)``."""
-    return BYTES_FIXED + BYTES_PER_TOKEN * m, BYTES_PER_TOKEN_FRAME * (m + 1)
+def _player_bytes(m: int, colours: int | None = None) -> tuple[int, int]:
+    """Embedded bytes ``(fixed, per_frame)`` of a player of ``m`` tokens in ``colours`` colours
+    (no trails): the scene, the tokens and their materials once,
+    ``BYTES_FIXED + BYTES_PER_TOKEN m + BYTES_PER_COLOUR colours``, and each keyframe of the m
+    token tracks and the clock, ``BYTES_PER_TOKEN_FRAME (m + 1)``.  ``colours`` None: the most
+    a player of m tokens can have, ``min(m, MAX_COLOURS)``."""
+    colours = min(m, MAX_COLOURS) if colours is None else colours
+    return (BYTES_FIXED + BYTES_PER_TOKEN * m + BYTES_PER_COLOUR * colours,
+            BYTES_PER_TOKEN_FRAME * (m + 1))
 
 
 def _frames_within(fixed, per_frame, n_frames, max_bytes, max_frames, what, advice=""):
@@ -471,7 +489,7 @@ class TrajectoryPlayer(SphereView):
 
     def _trail_budget(self, m: int) -> float:
         # trails share the player's budget with the keyframes: at most a third of what is left
-        room = self.max_bytes - BYTES_FIXED - BYTES_PER_TOKEN * m
+        room = self.max_bytes - _player_bytes(m)[0]
         return max(0.0, min(super()._trail_budget(m), room / 3))
 
     # ------------------------------------------------------------ animation
@@ -503,7 +521,8 @@ class TrajectoryPlayer(SphereView):
         t = np.asarray(traj.t, dtype=float)
         x = x[:, self.token_index]
         n_frames, n = x.shape[:2]
-        k = frames_for_budget(n, n_frames, self.max_bytes - self.trail_bytes, self.max_frames)
+        k = frames_for_budget(n, n_frames, self.max_bytes - self.trail_bytes, self.max_frames,
+                              colours=len(set(self._colors)))
         idx = subsample(n_frames, k)
         times = (t[idx] - t[0]).astype(np.float32)
         span = float(times[-1]) if times[-1] > 0 else 1.0
