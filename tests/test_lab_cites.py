@@ -57,6 +57,25 @@ def test_an_unknown_key_or_a_wrong_prefix_is_an_error():
         lab_cites.cite_text("ps", ["ch04-su2021roformer"], BIB, "ch04-")
 
 
+def test_a_link_the_book_cannot_read_is_an_error():
+    broken = "as [[Su *et al.*,\n2021]](#cite:p:ch04-su2021roformer) show"
+    with pytest.raises(ValueError, match="cannot read"):
+        linked(broken)
+    with pytest.raises(ValueError, match="cannot read"):
+        linked("[Su](#cite:x:ch04-su2021roformer)")
+    assert lab_cites.stale_links(broken, BIB) == ["2021]](#cite:p:ch04-su2021roformer)"]
+
+
+def test_a_notebooks_links_are_checked_as_they_read():
+    bib = {"markdahl2018almost": ("Gonçalves", "2018")}
+    cell = ["Proved [[Gonçalves, 2018]](#cite:p:ch01-markdahl2018almost)\n", ":keyprefix: ch01-\n"]
+    nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": cell}]}
+    for ascii_only in (False, True):  # "Gon\u00e7alves" in the file reads "Gonçalves"
+        source = json.dumps(nb, indent=1, ensure_ascii=ascii_only)
+        assert lab_cites.stale_links(source, bib) == []
+        assert lab_cites.stale_links(source.replace("2018]]", "2019]]"), bib) != []
+
+
 def test_links_are_read_back_as_the_roles():
     assert lab_cites.to_roles("A [[Su *et al.*, 2021]](#cite:p:ch04-su2021roformer) B "
                               "[Kuramoto [1975]](#cite:t:ch04-kuramoto1975,ch04-su2021roformer)") \
@@ -212,5 +231,5 @@ def test_the_links_give_the_book_the_same_citations(tmp_path, role_page):
 
 def test_a_stale_text_fails_the_book_build(tmp_path):
     page = "# Stale\n\n[[Su, 2020]](#cite:p:x-su2021roformer)\n\n" + BIBLIOGRAPHY
-    with pytest.raises(BuildFailed, match="citation text is not the book's"):
+    with pytest.raises(BuildFailed, match="not written as the book prints it"):
         _build(tmp_path / "stale", {"stale.md": page}, extension=True)
