@@ -53,6 +53,8 @@ def test_an_unknown_key_or_a_wrong_prefix_is_an_error():
         linked("{cite}`ch04-nobody2020`")
     with pytest.raises(KeyError, match="'ch05-su2021roformer' is not 'ch04-'"):
         linked("{cite}`ch05-su2021roformer`")
+    with pytest.raises(ValueError, match=r"use \{cite:p\} or \{cite:t\}.*cite:ps"):
+        linked("{cite:ps}`ch04-su2021roformer`")
     with pytest.raises(ValueError, match="kind='ps'"):
         lab_cites.cite_text("ps", ["ch04-su2021roformer"], BIB, "ch04-")
 

@@ -124,6 +124,10 @@ def rewrite(text: str, bib: dict, prefix: str = "", where: str = "page") -> tupl
                          f"[text](#cite:p:key) or [text](#cite:t:key1,key2)): {bad}")
     text = LINK.sub(link, text)
     text = ROLE.sub(role, text)
+    other = re.findall(r"\{(?:foot)?cite[\w:]*\}`[^`]*`", text)
+    if other:
+        raise ValueError(f"{where}: citation roles JupyterLab would show as keys and this tool "
+                         f"does not write (use {{cite:p}} or {{cite:t}}): {other}")
     return text, changes
 
 
