@@ -51,7 +51,8 @@ def test_the_chapter_opens_with_its_picture_and_its_key_idea(chapter):
     assert pictures, f"{chapter}: no picture before the first section"
     assert keys and keys[0] > pictures[0], f"{chapter}: no Key idea box after the picture"
     # the title's lead is short: 2 to 4 sentences before the first code cell
-    lead = re.sub(r"\{cite\}`[^`]*`", "", found[1][2].split("\n", 1)[1])
+    lead = re.sub(r"\{cite\}`[^`]*`|\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(#cite:[^)]*\)", "",
+                  found[1][2].split("\n", 1)[1])
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", lead.strip()) if s]
     assert 2 <= len(sentences) <= 4, f"{chapter}: the lead has {len(sentences)} sentences"
 

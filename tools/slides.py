@@ -58,6 +58,11 @@ from pathlib import Path
 
 import nbformat
 
+try:  # run as tools/slides.py (tools/ on the path) or imported as tools.slides
+    import lab_cites
+except ImportError:  # pragma: no cover
+    from tools import lab_cites
+
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "slides_template"
 TEMPLATE_NAME = "usaav_reveal"
@@ -315,8 +320,11 @@ def _context(ctx) -> Context:
 
 
 def rewrite_roles(text: str, ctx) -> str:
-    """Rewrite MyST roles and labelled equations into text a notebook renderer understands."""
+    """Rewrite MyST roles and labelled equations into text a notebook renderer understands.
+
+    A citation written as a link for JupyterLab (tools/lab_cites.py) is read as its role first."""
     ctx = _context(ctx)
+    text = lab_cites.to_roles(text)
 
     def role(m):
         name, content = m.group(1), m.group(2)

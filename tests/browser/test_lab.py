@@ -19,10 +19,14 @@ book's numbers (tools/lab_refs.py): chapter 8 is opened too, to check that a ref
 chapter's theorem shows the book's number and no "not found" mark, and that a link to a chapter
 opens that chapter's notebook in JupyterLab.
 
-What the renderer does not do (not checked here): a {cite} shows its key, marked "Citation Not
-Found", not the reference from references.bib, and {bibliography} shows nothing (jupyterlab_myst
-2.7 reads no bibliography: its citation transform marks every citation as not found); a reference
-to another chapter's block shows its text but does not lead there.
+The renderer reads no bibliography either (jupyterlab_myst 2.7 marks every {cite} role "Citation
+Not Found" and shows its key), so the chapters write their citations as links whose text is the
+book's author and year (tools/lab_cites.py, which the book reads back as the roles): chapter 1's
+citations must show those texts and no "not found" mark.
+
+What the renderer does not do (not checked here): {bibliography} shows nothing, and a citation
+link does not lead to the reference; a reference to another chapter's block shows its text but
+does not lead there.
 """
 from __future__ import annotations
 
@@ -42,7 +46,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tools import lab_refs, setup_cell
+from tools import lab_cites, lab_refs, setup_cell
 
 from .pages import ROOT, SITE
 
@@ -189,8 +193,21 @@ def _rendered_text(page) -> str:
 def test_no_raw_myst_source_is_shown(chapter):
     text = _rendered_text(chapter)
     raw = [s for s in (":label:", ":class: dropdown", "{exercise}", "{solution}", "{prf:theorem}",
-                       "{prf:proof}", "{prf:ref}", "{cite}", "```") if s in text]
+                       "{prf:proof}", "{prf:ref}", "{cite", "(#cite:", "```") if s in text]
     assert not raw, f"raw MyST source in the rendered cells of {CHAPTER}: {raw}"
+
+
+def test_citations_show_author_and_year(chapter):
+    source = (BOOK / CHAPTER).read_text(encoding="utf-8")
+    bib, prefix = lab_cites.read_bib(), lab_cites.keyprefix(source, CHAPTER)
+    expected = sorted(lab_cites.cite_text(kind, keys.split(","), bib, prefix).replace("*", "")
+                      for _, kind, keys in lab_cites.LINK.findall(source))
+    missing = chapter.locator(f"{RENDERED} [title='Citation Not Found']").all_text_contents()
+    assert not missing, f"{CHAPTER}: citations shown as not found: {missing}"
+    assert expected, f"{CHAPTER} has no citation written for JupyterLab (tools/lab_cites.py)"
+    shown = sorted(" ".join(t.split()) for t in
+                   chapter.locator(f"{RENDERED} a[href^='#cite:']").all_text_contents())
+    assert shown == expected, f"{CHAPTER}: citations show {shown}, the book prints {expected}"
 
 
 def test_exercise_is_a_block(chapter):
