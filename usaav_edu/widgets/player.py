@@ -98,9 +98,9 @@ def tick_labels(span: float, k: int = N_TICKS) -> list[str]:
 
 
 def readout_format(span: float) -> str:
-    """The d3 format of the time readout: fixed decimals, three significant digits at the
-    scale of the run, ``max(0, 2 - floor(log10 span))`` decimals (``.2f`` for a run of 8 time
-    units, so that it reads ``1.25``; ``.1f`` for 10 to 99; ``.0f`` from 100).
+    """The format of the time label (``time_label_text``): fixed decimals, three significant
+    digits at the scale of the run, ``max(0, 2 - floor(log10 span))`` decimals (``.2f`` for a
+    run of 8 time units, so that it reads ``1.25``; ``.1f`` for 10 to 99; ``.0f`` from 100).
 
     Parameters
     ----------
