@@ -195,8 +195,9 @@ def test_density_view_plays_the_library_densities_one_mesh_at_a_time():
         assert view.shown_mesh(float(t)) == j
         if j + 1 < len(times):
             assert view.shown_mesh(float(t + 0.6 * (times[j + 1] - t))) == j
-    assert [tr.name for tr in view.tracks[:-1]] == [f"d{j}.position" for j in range(9)]
-    assert {tr.interpolation for tr in view.tracks[:-1]} == {"InterpolateDiscrete"}
+    assert [tr.name for tr in view.tracks[:-2]] == [f"d{j}.position" for j in range(9)]
+    assert [tr.name for tr in view.tracks[-2:]] == ["clock.position", "tclock.scale"]
+    assert {tr.interpolation for tr in view.tracks[:-2]} == {"InterpolateDiscrete"}
     assert view.meshes[0].position == (0.0, 0.0, 0.0)
     assert all(m.position == HIDDEN_AT for m in view.meshes[1:])
     assert view.action.clip.tracks == tuple(view.tracks)

@@ -36,14 +36,16 @@ def test_both_views_hold_x_and_y_at_the_same_frame_times(rope_run):
     assert np.max(np.abs(tw.keyframes_y - y_k)) < 1e-6
     # the two views really differ (RoPE rotates each token by its own angle)
     assert np.max(np.abs(tw.keyframes_x - tw.keyframes_y)) > 0.1
-    # every track of the clip, x, y and both time beads, has the same keyframe times
+    # every track of the clip, x, y and both time beads, has the same keyframe times; the time
+    # labels, linear in the clip time, hold its two ends
     expected = (rope_run.t[idx] - rope_run.t[0]).astype(np.float32)
     for track in tw.tracks:
-        assert np.array_equal(np.asarray(track.times), expected), track.name
+        want = expected[[0, -1]] if track.name.startswith("tclock") else expected
+        assert np.array_equal(np.asarray(track.times), want), track.name
     names = {tr.name for tr in tw.tracks}
     assert {f"x{i}.position" for i in range(16)} <= names
     assert {f"y{i}.position" for i in range(16)} <= names
-    assert {"clockx.position", "clocky.position"} <= names
+    assert {"clockx.position", "clocky.position", "tclockx.scale", "tclocky.scale"} <= names
 
 
 def test_one_clip_one_action_drives_both_canvases(rope_run):

@@ -163,10 +163,10 @@ def sentences(f: dict) -> tuple[str, str, str]:
 
 
 def _panel(player, sentence: str, width: int) -> widgets.VBox:
-    """One sphere with its sentence under it.  The player keeps its canvas, its buttons, its
-    time readout and its caption (the run's parameters); the legend and the line on the buttons
-    are left out (the sentence says what the colours and the play button show), and its rows
-    wrap in the panel's width."""
+    """One sphere with its sentence under it.  The player keeps its canvas (with its time bar
+    and label), its buttons and its caption (the run's parameters); the legend and the line on
+    the buttons are left out (the sentence says what the colours and the play button show),
+    and its rows wrap in the panel's width."""
     for row in player.children:
         if isinstance(row, widgets.HBox):
             row.layout.flex_flow = "row wrap"

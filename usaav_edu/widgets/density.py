@@ -35,8 +35,8 @@ from . import _checks as c
 from .colors import CYCLIC_STEPS, PLAIN_COLOR, PROMPT_PALETTE, _check_xi, cyclic_color, \
     project_3d
 from .state import live_kernel
-from .player import (BUTTONS_TEXT, LOOPS, _frames_within, bead_position, controls_row, time_bar,
-                     time_readout)
+from .player import (BUTTONS_TEXT, LOOPS, _frames_within, controls_row, time_bar,
+                     time_bar_tracks)
 from .scene import SphereView, _legend_html, subsample
 
 MODES = ("auto", "points", "density")
@@ -563,9 +563,7 @@ class DensityView(SphereView):
                 interpolation="InterpolateDiscrete"))
         span = float(times[-1])
         self._build_clock(span)
-        clock = np.array([bead_position(tk, span) for tk in times], dtype=np.float32)
-        tracks.append(three.VectorKeyframeTrack(name="clock.position", times=times,
-                                                values=clock.ravel()))
+        tracks += time_bar_tracks(times, span, "clock")
         clip = three.AnimationClip(tracks=tracks, duration=float(times[-1]))
         mixer = three.AnimationMixer(self.scene)
         self.action = three.AnimationAction(mixer, clip, self.scene, loop=self.loop,
@@ -573,15 +571,13 @@ class DensityView(SphereView):
                                             clampWhenFinished=True)
         self.tracks = tracks
         t = np.asarray(self.trajectory.t, dtype=float)
-        self.time_readout = time_readout(span)
-        widgets.jsdlink((self.action, "time"), (self.time_readout, "value"))
         self.time_info = widgets.HTML(
             f"<span style='font-size:12px'>{BUTTONS_TEXT} "
             f"Press &#9654; to play t = {t[0]:g} to {t[-1]:g} "
             f"({len(self.frame_indices)} of {len(t)} frames, {self.duration:g} s); the red bead "
-            f"on the bar marks the time</span>")
+            f"on the bar and the label above it mark the time</span>")
         self.children = [self.children[0],
-                         controls_row(self.action, self.time_readout, self.time_info),
+                         controls_row(self.action, self.time_info),
                          self.caption]
 
     @property
@@ -596,7 +592,8 @@ class DensityView(SphereView):
         since the first frame, as the page stores it (float32)."""
         if not self.tracks:
             return np.zeros(len(self.meshes))
-        return np.asarray(self.tracks[-1].times, dtype=float)
+        clock = next(tr for tr in self.tracks if tr.name == "clock.position")
+        return np.asarray(clock.times, dtype=float)
 
     def shown_mesh(self, time: float) -> int:
         """Index of the density mesh the animation shows at clip time ``time`` (model time

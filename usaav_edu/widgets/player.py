@@ -7,13 +7,14 @@ Keyframe times are the model times ``traj.t``; the action's ``timeScale`` makes 
 last ``duration`` seconds of wall time.
 
 Time readout: a bar under the sphere, fixed to the camera, with a bead that moves from t = 0 to
-t = t_max as the clip plays (this works without a kernel), and a number field linked in the
-browser to the action's time (it shows the time at which the reader paused or stopped).
+t = t_max as the clip plays, and above it the label "t = 1.25" that reads the same time while
+the clip plays, pauses or stops (``time_label``).  Both are driven by keyframe tracks of the
+player's own clip, so they work without a kernel and always agree with the tokens drawn.
 
 Frames are subsampled so that one player's embedded widget state stays under ``max_bytes``
 (about 1 MB by default): the keyframe data cost about ``22 (n + 1)`` bytes per frame once
 base64-encoded in the page, each token about 2.1 kB more (its Mesh and track), the rest of the
-scene about 110 kB.
+scene about 114 kB (of which the time label, its shader and its track, about 6 kB).
 """
 from __future__ import annotations
 
@@ -35,9 +36,9 @@ BYTES_PER_TOKEN = 2100
 BYTES_PER_COLOUR = 1_700
 #: the most colours tokens are drawn in (the cyclic map of positions has ``CYCLIC_STEPS``)
 MAX_COLOURS = max(CYCLIC_STEPS, len(PROMPT_PALETTE))
-#: bytes of the rest of the scene (sphere, circles, time bar, controls, layout): a player of one
-#: token measures 69 kB
-BYTES_FIXED = 72_000
+#: bytes of the rest of the scene (sphere, circles, time bar and its label, controls, layout): a
+#: player of one token measures 73 kB
+BYTES_FIXED = 76_000
 
 LOOPS = ("LoopRepeat", "LoopOnce", "LoopPingPong")
 
@@ -58,8 +59,10 @@ N_TICKS = 5
 _LABEL_SIZE = 48
 _CHAR_WIDTH = 0.6
 _LABEL_GAP = 0.034
-#: CSS class of the time readout ("t = 1.25"): the book's stylesheet shows its number only
-TIME_CLASS = "usaav-time"
+#: the time label above the bar: its height, and the width of one character (of that height)
+_TIME_HEIGHT = 0.04
+_TIME_CHAR = 0.6
+_TIME_GAP = 0.016
 
 
 def tick_times(span: float, k: int = N_TICKS) -> np.ndarray:
@@ -101,9 +104,9 @@ def tick_labels(span: float, k: int = N_TICKS) -> list[str]:
 
 
 def readout_format(span: float) -> str:
-    """The d3 format of the time readout: fixed decimals, three significant digits at the
-    scale of the run, ``max(0, 2 - floor(log10 span))`` decimals (``.2f`` for a run of 8 time
-    units, so that it reads ``1.25``; ``.1f`` for 10 to 99; ``.0f`` from 100).
+    """The format of the time label (``time_label_text``): fixed decimals, three significant
+    digits at the scale of the run, ``max(0, 2 - floor(log10 span))`` decimals (``.2f`` for a
+    run of 8 time units, so that it reads ``1.25``; ``.1f`` for 10 to 99; ``.0f`` from 100).
 
     Parameters
     ----------
@@ -118,33 +121,214 @@ def readout_format(span: float) -> str:
     return f".{max(0, 2 - int(np.floor(np.log10(span))))}f"
 
 
-def time_readout(span: float, start: float = 0.0) -> widgets.FloatSlider:
-    """The readout "t = 1.25" of a player: a disabled ``FloatSlider`` over ``[0, span]`` whose
-    number is written with ``readout_format(span)``; ``jsdlink``-ed to an animation's time, it
-    shows the time at which the reader paused or stopped (the page hides its track, CSS class
-    ``TIME_CLASS``).
+def time_label_text(time: float, span: float) -> str:
+    """What the time label of a clip of length ``span`` reads at clip time ``time``:
+    ``"t = "`` and the time written with ``readout_format(span)``, e.g. ``"t = 1.25"`` for
+    ``time = 1.2504`` and ``span = 8``.
+
+    Parameters
+    ----------
+    time : float
+        Clip time (>= 0).
+    span : float
+        Length of the clip (> 0).
+
+    Returns
+    -------
+    str
+    """
+    time = c.real("time", time, minimum=0.0)
+    return f"t = {time:{readout_format(span)}}"
+
+
+def label_scale(time: float) -> tuple[float, float, float]:
+    """The scale of the time label that makes it read clip time ``time``: ``(1, 1, 1 + time)``.
+    The label is flat (z = 0), so its z scale changes nothing on screen; its shader reads the
+    time back as ``|M e_z| - 1`` from the label's model matrix ``M`` (``label_time``).
+
+    Parameters
+    ----------
+    time : float
+        Clip time (>= 0).
+
+    Returns
+    -------
+    (float, float, float)
+    """
+    time = c.real("time", time, minimum=0.0)
+    return (1.0, 1.0, 1.0 + time)
+
+
+def label_time(scale) -> float:
+    """The clip time the time label reads at scale ``scale`` (the inverse of ``label_scale``):
+    ``scale_z - 1``.
+
+    Parameters
+    ----------
+    scale : three floats
+        The label's scale.
+
+    Returns
+    -------
+    float
+    """
+    return float(scale[2]) - 1.0
+
+
+#: the time label draws its digits as seven segments a..g, bit k of a mask for segment k
+#: (a top, b top right, c bottom right, d bottom, e bottom left, f top left, g middle)
+SEGMENTS = {"0": 0b0111111, "1": 0b0000110, "2": 0b1011011, "3": 0b1001111, "4": 0b1100110,
+            "5": 0b1101101, "6": 0b1111101, "7": 0b0000111, "8": 0b1111111, "9": 0b1101111}
+
+_LABEL_VERTEX = """
+varying vec2 vUv;
+varying float vTime;
+void main() {
+  vUv = uv;
+  // the label is flat: its z scale, 1 + t, only carries the clip time t
+  vTime = length(modelMatrix[2].xyz) - 1.0;
+  gl_Position = projectionMatrix * modelViewMatrix * vec4(position, 1.0);
+}
+"""
+
+_LABEL_FRAGMENT = """
+// "t = 12.34" in CELLS characters: 't', ' ', '=', ' ', INT_DIGITS digits, '.', DECIMALS digits
+varying vec2 vUv;
+varying float vTime;
+
+float pow10(float k) {
+  float p = 1.0;
+  for (int j = 0; j < 12; j++) {
+    if (float(j) >= k) break;
+    p *= 10.0;
+  }
+  return p;
+}
+
+float bit(float mask, float k) {
+  return mod(floor((mask + 0.5) / exp2(k)), 2.0);
+}
+
+float segment(vec2 p, vec2 a, vec2 b) {
+  vec2 pa = p - a, ba = b - a;
+  float h = clamp(dot(pa, ba) / dot(ba, ba), 0.0, 1.0);
+  return length(pa - ba * h);
+}
+
+float mask(float d) {
+  MASKS
+  return 0.0;
+}
+
+// distance from p (x in [0, CHAR], y in [0, 1] of one character) to the lit segments of mask m
+float sevenSegments(vec2 p, float m) {
+  float x0 = 0.2 * CHAR, x1 = 0.8 * CHAR;
+  float dist = 1e3;
+  if (bit(m, 0.0) > 0.5) dist = min(dist, segment(p, vec2(x0, 0.9), vec2(x1, 0.9)));
+  if (bit(m, 1.0) > 0.5) dist = min(dist, segment(p, vec2(x1, 0.9), vec2(x1, 0.5)));
+  if (bit(m, 2.0) > 0.5) dist = min(dist, segment(p, vec2(x1, 0.5), vec2(x1, 0.1)));
+  if (bit(m, 3.0) > 0.5) dist = min(dist, segment(p, vec2(x0, 0.1), vec2(x1, 0.1)));
+  if (bit(m, 4.0) > 0.5) dist = min(dist, segment(p, vec2(x0, 0.1), vec2(x0, 0.5)));
+  if (bit(m, 5.0) > 0.5) dist = min(dist, segment(p, vec2(x0, 0.5), vec2(x0, 0.9)));
+  if (bit(m, 6.0) > 0.5) dist = min(dist, segment(p, vec2(x0, 0.5), vec2(x1, 0.5)));
+  return dist;
+}
+
+void main() {
+  float cell = floor(vUv.x * CELLS);
+  vec2 p = vec2(fract(vUv.x * CELLS) * CHAR, vUv.y);
+  float value = floor(max(vTime, 0.0) * pow10(DECIMALS) + 0.5);   // the time, rounded
+  float dist = 1e3;
+  float n = cell - 4.0;                                          // place in the number
+  if (cell < 0.5) {                                               // 't'
+    dist = min(min(segment(p, vec2(0.4 * CHAR, 0.9), vec2(0.4 * CHAR, 0.1)),
+                   segment(p, vec2(0.4 * CHAR, 0.1), vec2(0.8 * CHAR, 0.1))),
+               segment(p, vec2(0.15 * CHAR, 0.62), vec2(0.75 * CHAR, 0.62)));
+  } else if (cell > 1.5 && cell < 2.5) {                          // '='
+    dist = min(segment(p, vec2(0.2 * CHAR, 0.35), vec2(0.8 * CHAR, 0.35)),
+               segment(p, vec2(0.2 * CHAR, 0.65), vec2(0.8 * CHAR, 0.65)));
+  } else if (n > -0.5 && n < INT_DIGITS - 0.5) {                 // integer digits
+    float place = INT_DIGITS - 1.0 - n + DECIMALS;
+    float p10 = pow10(place);
+    if (place < DECIMALS + 0.5 || value + 0.5 >= p10) {           // no leading zeros
+      dist = sevenSegments(p, mask(mod(floor((value + 0.5) / p10), 10.0)));
+    }
+  } else if (DECIMALS > 0.5 && n > INT_DIGITS - 0.5 && n < INT_DIGITS + 0.5) {   // '.'
+    dist = length(p - vec2(0.5 * CHAR, 0.1));
+  } else if (n > INT_DIGITS + 0.5) {                              // decimals
+    float place = DECIMALS - (n - INT_DIGITS);
+    dist = sevenSegments(p, mask(mod(floor((value + 0.5) / pow10(place)), 10.0)));
+  }
+  float alpha = 1.0 - smoothstep(0.07, 0.11, dist);
+  if (alpha < 0.01) discard;
+  gl_FragColor = vec4(0.2, 0.2, 0.2, alpha);
+}
+"""
+
+
+def _compact_glsl(source: str) -> str:
+    """``source`` without its comments, indentation and blank lines (the page carries the
+    shader's text once per label)."""
+    lines = (line.split("//")[0].strip() for line in source.splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def _label_cells(span: float) -> tuple[int, int, int]:
+    """``(cells, integer digits, decimals)`` of the time label of a clip of length ``span``:
+    ``"t = "``, the integer digits of ``span`` written with ``readout_format(span)``, and its
+    point and decimals."""
+    fmt = readout_format(span)
+    decimals = int(fmt[1:-1])
+    integer = len(f"{span:{fmt}}".split(".")[0])
+    return 4 + integer + (1 + decimals if decimals else 0), integer, decimals
+
+
+def time_label(span: float, name: str = "tclock", start: float = 0.0,
+               material: three.ShaderMaterial | None = None) -> three.Mesh:
+    """The label "t = 1.25" above the time bar: a flat Mesh whose shader writes, in seven
+    segment digits, the clip time carried by its z scale (``label_scale``), with the
+    decimals of ``readout_format(span)``.  A keyframe track on ``{name}.scale``
+    (``time_bar_tracks``) makes it read the clip's time while it plays; before the first play
+    (and after stop) it reads ``start``.
 
     Parameters
     ----------
     span : float
         Length of the clip (> 0).
+    name : str
+        Name of the label (its track addresses ``{name}.scale``).
     start : float
-        The time shown before the first play.
+        Clip time the label reads before the first play.
+    material : pythreejs.ShaderMaterial or None
+        The material of another label of the same ``span`` to share (the page then carries
+        the shader once), or None for a new one.
 
     Returns
     -------
-    ipywidgets.FloatSlider
+    pythreejs.Mesh
     """
-    fmt = readout_format(span)
-    readout = widgets.FloatSlider(
-        value=float(start), min=0.0, max=float(span), step=None, description="t =",
-        disabled=True, readout=True, readout_format=fmt,
-        tooltip="model time at which the animation was paused or stopped; while it plays, "
-                "the red bead on the numbered bar marks the time",
-        layout=widgets.Layout(width="auto", max_width="100%"),
-        style={"description_width": "initial"})
-    readout.add_class(TIME_CLASS)
-    return readout
+    cells, integer, decimals = _label_cells(span)
+    width = cells * _TIME_CHAR * _TIME_HEIGHT
+    if material is None:
+        material = _label_material(cells, integer, decimals)
+    return three.Mesh(three.PlaneGeometry(width=width, height=_TIME_HEIGHT), material,
+                      name=name, frustumCulled=False,
+                      position=(float(-_BAR_HALF + width / 2),
+                                _BAR_Y + 0.012 + _TIME_GAP + _TIME_HEIGHT / 2, _BAR_Z),
+                      scale=label_scale(start))
+
+
+def _label_material(cells: int, integer: int, decimals: int) -> three.ShaderMaterial:
+    """The shader of a time label of ``cells`` characters, ``integer`` digits before the
+    point and ``decimals`` after it."""
+    masks = "\n  ".join(f"if (d < {int(ch) + 0.5}) return {float(m)};"
+                         for ch, m in SEGMENTS.items())
+    return three.ShaderMaterial(
+        vertexShader=_compact_glsl(_LABEL_VERTEX),
+        fragmentShader=_compact_glsl(_LABEL_FRAGMENT.replace("MASKS", masks)),
+        defines={"CELLS": f"{cells:.1f}", "INT_DIGITS": f"{integer:.1f}",
+                 "DECIMALS": f"{decimals:.1f}", "CHAR": f"{_TIME_CHAR:.3f}"},
+        transparent=True, depthTest=False, depthWrite=False)
 
 
 def bead_position(time: float, span: float) -> tuple[float, float, float]:
@@ -182,16 +366,15 @@ def bead_time(position, span: float) -> float:
     return float((position[0] + _BAR_HALF) / (2 * _BAR_HALF) * span)
 
 
-def controls_row(action, readout, info) -> widgets.HBox:
-    """The row under a player's canvas: its play buttons, its time readout and the line that
-    names them, wrapping onto further lines in a narrow column.
+def controls_row(action, info) -> widgets.HBox:
+    """The row under a player's canvas: its play buttons and the line that names them,
+    wrapping onto further lines in a narrow column.  (The time is read on the canvas: the bead
+    on the numbered bar and the label above it.)
 
     Parameters
     ----------
     action : pythreejs.AnimationAction
         The play / pause / stop / repeat buttons.
-    readout : ipywidgets.FloatSlider
-        The time readout (``time_readout``).
     info : ipywidgets.HTML
         The line about the buttons and the run.
 
@@ -201,15 +384,17 @@ def controls_row(action, readout, info) -> widgets.HBox:
     """
     info.layout.flex = "1 1 220px"
     info.layout.min_width = "0"
-    return widgets.HBox([action, readout, info],
+    return widgets.HBox([action, info],
                         layout=widgets.Layout(align_items="center", flex_flow="row wrap",
                                               max_width="100%"))
 
 
-def time_bar(span: float, clock_name: str = "clock", start: float = 0.0):
+def time_bar(span: float, clock_name: str = "clock", start: float = 0.0,
+             label_material: three.ShaderMaterial | None = None):
     """The heads-up time bar of a player, in camera coordinates: the bar, ``N_TICKS`` ticks
-    numbered with ``tick_labels(span)`` (one text sprite under the bar), and the red bead named
-    ``clock_name``, standing at ``start``.
+    numbered with ``tick_labels(span)`` (one text sprite under the bar), the time label
+    ``t{clock_name}`` above it (``time_label``) and the red bead named ``clock_name``, both
+    at ``start``.  ``time_bar_tracks`` moves them with a clip.
 
     Parameters
     ----------
@@ -219,6 +404,8 @@ def time_bar(span: float, clock_name: str = "clock", start: float = 0.0):
         Name of the bead (its keyframe track addresses ``{clock_name}.position``).
     start : float
         Clip time at which the bead stands before the first play.
+    label_material : pythreejs.ShaderMaterial or None
+        Passed to ``time_label`` (the material of another bar of the same ``span``).
 
     Returns
     -------
@@ -251,7 +438,40 @@ def time_bar(span: float, clock_name: str = "clock", start: float = 0.0):
     clock = three.Mesh(three.SphereGeometry(radius=0.014, widthSegments=12, heightSegments=8),
                        three.MeshBasicMaterial(color="#d62728"), name=clock_name,
                        position=bead_position(start, span))
-    return [lines, numbers, clock], clock
+    label = time_label(span, f"t{clock_name}", start, label_material)
+    return [lines, numbers, label, clock], clock
+
+
+def time_bar_tracks(times, span: float, clock_name: str = "clock") -> list:
+    """The keyframe tracks that move a time bar (``time_bar(span, clock_name)``) with a clip
+    whose keyframes stand at clip times ``times``: the bead at ``bead_position(t_k, span)``, and
+    the label's scale at ``label_scale(0)`` and ``label_scale(span)`` (two keys: it is linear in
+    the clip time), so that at every clip time t (interpolated linearly, as the animation
+    mixer does) the bead stands at t and the label reads t.
+
+    Parameters
+    ----------
+    times : array of float
+        Clip times of the keyframes, increasing, from 0 to ``span``.
+    span : float
+        Length of the clip (> 0).
+    clock_name : str
+        Name of the bead.
+
+    Returns
+    -------
+    list of pythreejs.VectorKeyframeTrack
+        The bead's track, then the label's.
+    """
+    times = np.asarray(times, dtype=np.float32)
+    bead = np.array([bead_position(tk, span) for tk in times], dtype=np.float32)
+    # the label's scale is linear in the clip time: its two ends hold it exactly
+    ends = np.array([0.0, span], dtype=np.float32)
+    scale = np.array([label_scale(tk) for tk in ends], dtype=np.float32)
+    return [three.VectorKeyframeTrack(name=f"{clock_name}.position", times=times,
+                                      values=bead.ravel()),
+            three.VectorKeyframeTrack(name=f"t{clock_name}.scale", times=ends,
+                                      values=scale.ravel())]
 
 
 def frames_for_budget(n_tokens: int, n_frames: int, max_bytes: int = 900_000,
@@ -442,9 +662,7 @@ class TrajectoryPlayer(SphereView):
         self.action = None
         self.frame_indices = np.array([], dtype=int)
         self.tracks: list[three.VectorKeyframeTrack] = []
-        self.time_readout = None        # made with the animation (its format fits the run)
         self.time_info = widgets.HTML()
-        self._link = None
         self.frame = c.integer("frame", frame)
         self.budget_note = ""
         self.budget_label = None        # a one-line note, made only when tokens are dropped
@@ -538,31 +756,23 @@ class TrajectoryPlayer(SphereView):
         self.hud.children = hud
         for obj in old_hud:
             obj.close()
-        clock = np.array([bead_position(tk, span) for tk in times], dtype=np.float32)
-        tracks.append(three.VectorKeyframeTrack(name="clock.position", times=times,
-                                                values=clock.ravel()))
+        tracks += time_bar_tracks(times, span, "clock")
         clip = three.AnimationClip(tracks=tracks, duration=span)
         mixer = three.AnimationMixer(self.scene)
         action = three.AnimationAction(mixer, clip, self.scene, loop=self.loop,
                                        timeScale=span / self.duration,
                                        clampWhenFinished=True, time=start)
-        old = (self.action, self.tracks, self._link)
+        old = (self.action, self.tracks)
         self.action, self.tracks, self.frame_indices = action, tracks, idx
-        if self._link is not None:
-            self._link.unlink()
-        old_readout, self.time_readout = self.time_readout, time_readout(span, start)
-        if old_readout is not None:
-            old_readout.close()
-        self._link = widgets.jsdlink((action, "time"), (self.time_readout, "value"))
         self.time_info.value = (
             f"<span style='font-size:12px'>{BUTTONS_TEXT} "
             f"Press &#9654; to play t = {t[0]:g} to {t[-1]:g} "
             f"({len(idx)} of {n_frames} frames, {self.duration:g} s); the red bead on the bar "
-            f"marks the time</span>")
+            f"and the label above it mark the time</span>")
         self.children = [self.children[0],
-                         controls_row(action, self.time_readout, self.time_info),
+                         controls_row(action, self.time_info),
                          self.caption] + ([self.budget_label] if self.budget_label is not None else [])
-        old_action, old_tracks, _ = old
+        old_action, old_tracks = old
         if old_action is not None:
             old_clip, old_mixer = old_action.clip, old_action.mixer
             old_action.close()
@@ -588,6 +798,32 @@ class TrajectoryPlayer(SphereView):
         """The clip time (model time since the first frame) at which the bead stands before
         the first play: the time of the frame on display."""
         return bead_time(self.clock.position, float(self.keyframe_times[-1]) or 1.0)
+
+    @property
+    def label(self) -> three.Mesh:
+        """The time label above the bar (``time_label``)."""
+        return next(o for o in self.hud.children if o.name == "tclock")
+
+    def label_text(self, time: float) -> str:
+        """What the time label reads at clip time ``time`` of a play: its scale track
+        interpolated linearly in time, as the browser's animation mixer does, read back with
+        ``label_time`` and written with ``time_label_text``.
+
+        Parameters
+        ----------
+        time : float
+            Clip time, in ``[0, clip length]``.
+
+        Returns
+        -------
+        str
+        """
+        times = self.keyframe_times
+        time = c.bounded_real("time", time, 0.0, float(times[-1]) + 1e-6)
+        track = next(tr for tr in self.tracks if tr.name == "tclock.scale")
+        z = np.asarray(track.values, dtype=float).reshape(-1, 3)[:, 2]
+        shown = label_time((1.0, 1.0, np.interp(time, np.asarray(track.times, dtype=float), z)))
+        return time_label_text(max(shown, 0.0), float(times[-1]) or 1.0)
 
     def keyframe_state(self, time: float) -> np.ndarray:
         """(n, 3) token positions the clip shows at clip time ``time``: the keyframes

@@ -35,8 +35,8 @@ import pythreejs as three
 
 from . import _checks as c
 from .colors import project_3d, token_colors
-from .player import (BUTTONS_TEXT, BYTES_PER_TOKEN_FRAME, LOOPS, _tokens_within, bead_position,
-                     controls_row, time_bar, time_readout)
+from .player import (BUTTONS_TEXT, BYTES_PER_TOKEN_FRAME, LOOPS, _tokens_within, controls_row,
+                     time_bar, time_bar_tracks)
 from .scene import (CIRCLE_COLOR, SPHERE_COLOR, VIEW_CLASS, _legend_html, _unit_circle, polyline,
                     responsive, subsample, view_row)
 
@@ -155,8 +155,8 @@ class TwinView(widgets.VBox):
         px = project_3d(x[idx][:, self.token_index], self.coords).astype(np.float32)   # (k, m, 3)
         py = project_3d(y[idx][:, self.token_index], self.coords).astype(np.float32)
         self.cameras, self.renderers, self.groups, self.controls, tracks = [], [], [], [], []
-        bead = np.array([bead_position(tk, span) for tk in times], dtype=np.float32).ravel()
         scene_children = [three.AmbientLight(color="white", intensity=0.6)]
+        shared = None
         for side, (prefix, p) in enumerate((("x", px), ("y", py))):
             # see the module docstring for the placement of the second sphere and its camera
             sign = 1.0 - 2.0 * side
@@ -173,9 +173,11 @@ class TwinView(widgets.VBox):
             tracks += [three.VectorKeyframeTrack(name=f"{prefix}{j}.position", times=times,
                                                  values=np.ascontiguousarray(p[:, j, :]).ravel())
                        for j in range(m)]
-            hud, clock = time_bar(span, f"clock{prefix}")
-            tracks.append(three.VectorKeyframeTrack(name=f"clock{prefix}.position", times=times,
-                                                    values=bead))
+            # both bars read the same clip: the second shares the first's label shader
+            hud, clock = time_bar(span, f"clock{prefix}",
+                                  label_material=shared)
+            shared = next(o for o in hud if o.name == f"tclock{prefix}").material
+            tracks += time_bar_tracks(times, span, f"clock{prefix}")
             camera = three.PerspectiveCamera(
                 position=tuple(float(q) for q in centre + sign * _CAMERA), up=[0, 0, sign], fov=40,
                 aspect=width / height, near=0.05, far=FAR,
@@ -196,12 +198,10 @@ class TwinView(widgets.VBox):
         self.mixer = three.AnimationMixer(self.scene)
         self.action = three.AnimationAction(self.mixer, self.clip, self.scene, loop=loop,
                                             timeScale=span / self.duration, clampWhenFinished=True)
-        self.time_readout = time_readout(span)
-        self._link = widgets.jsdlink((self.action, "time"), (self.time_readout, "value"))
         self.time_info = widgets.HTML(
             f"<span style='font-size:12px'>{BUTTONS_TEXT} Press &#9654; to play both views, t = {t[0]:g} to "
-            f"{t[-1]:g} ({len(idx)} of {n_frames} frames, {self.duration:g} s); the red beads "
-            f"mark the time</span>")
+            f"{t[-1]:g} ({len(idx)} of {n_frames} frames, {self.duration:g} s); the red beads and "
+            f"the labels above them mark the time</span>")
         heads = [widgets.HTML(f"<div style='font-weight:600;text-align:center'>{html.escape(s)}</div>")
                  for s in titles]
         panes = [widgets.VBox([head, r], layout=widgets.Layout(min_width="0", max_width="100%"))
@@ -224,7 +224,7 @@ class TwinView(widgets.VBox):
             f"<span style='font-size:12px;color:#8a4b00'>{html.escape(self.budget_note)}</span>")
         self.add_class(VIEW_CLASS)
         self.children = [view_row([*panes, self.legend]),
-                         controls_row(self.action, self.time_readout, self.time_info),
+                         controls_row(self.action, self.time_info),
                          self.caption] + ([self.budget_label] if self.budget_label else [])
 
     def _track_values(self, prefix: str) -> np.ndarray:
