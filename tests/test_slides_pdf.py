@@ -487,3 +487,12 @@ def test_each_pdf_of_make_pdf_has_pages_and_title(html):
     pdf = PDF_DIR / f"{html.stem}.pdf"
     assert pdf.is_file(), f"{pdf} is missing: run make pdf"
     assert not print_pdf.check_pdf(pdf, print_pdf.page_title(html))
+
+
+def test_the_chapter_title_is_read_from_the_cells_the_book_shows():
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("```yaml\n# JupyterLab numbers this chapter's blocks\n```",
+                                      metadata={"tags": ["remove-cell"]}),
+        nbformat.v4.new_markdown_cell("# Tokens as particles\n\nText."),
+    ])
+    assert slides.chapter_title(nb) == "Tokens as particles"

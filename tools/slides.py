@@ -812,8 +812,11 @@ def exporter(lib: str = "lib"):
 
 
 def chapter_title(nb) -> str:
+    """The chapter's title: the first level-1 heading of a cell the book shows (a cell tagged
+    ``remove-cell``, JupyterLab's numbering cell say, is not read: its comments are not
+    headings)."""
     for cell in nb.cells:
-        if cell.cell_type == "markdown":
+        if cell.cell_type == "markdown" and "remove-cell" not in cell.metadata.get("tags", []):
             for line in cell.source.split("\n"):
                 h = HEADING.match(line)
                 if h and len(h.group(1)) == 1:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 import reprlib
+import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -75,6 +76,17 @@ def agrees(got, expected, *, rtol: float = 1e-8, atol: float = 1e-10) -> bool:
     return bool(got == expected)
 
 
+#: characters per line of a check's report: the width of the book's text column in code type
+WIDTH = 76
+
+
+def _say(text: str) -> None:
+    """Print ``text`` in lines of at most ``WIDTH`` characters, the later ones indented (a word
+    longer than a line, a long number say, stays whole)."""
+    print(textwrap.fill(text, WIDTH, subsequent_indent="  ", break_long_words=False,
+                        break_on_hyphens=False))
+
+
 def check(func: Callable, cases, *, rtol: float = 1e-8, atol: float = 1e-10,
           compare: Callable[[Any, Any], bool] | None = None) -> Outcome:
     """Run ``func`` on ``cases`` (each a :class:`Case` or a pair ``(args, expected)``), print
@@ -92,17 +104,17 @@ def check(func: Callable, cases, *, rtol: float = 1e-8, atol: float = 1e-10,
             got = func(*c.args, **(c.kwargs or {}))
         except NotImplementedError as err:
             what = f" ({err})" if str(err) else ""
-            print(f"not done yet: {name} still raises NotImplementedError{what}")
+            _say(f"not done yet: {name} still raises NotImplementedError{what}")
             return Outcome.NOT_DONE
         except Exception as err:  # the learner's code failed: say how, do not stop the chapter
-            print(f"wrong: {name}({shown_args}) raised {type(err).__name__}: {err}"
-                  + (f"; hint: {c.hint}" if c.hint else ""))
+            _say(f"wrong: {name}({shown_args}) raised {type(err).__name__}: {err}"
+                 + (f"; hint: {c.hint}" if c.hint else ""))
             return Outcome.WRONG
         same = compare(got, c.expected) if compare is not None else \
             agrees(got, c.expected, rtol=rtol, atol=atol)
         if not same:
-            print(f"wrong: {name}({shown_args}) should be {_shown(c.expected)}, got {_shown(got)}"
-                  + (f"; hint: {c.hint}" if c.hint else ""))
+            _say(f"wrong: {name}({shown_args}) should be {_shown(c.expected)}, got {_shown(got)}"
+                 + (f"; hint: {c.hint}" if c.hint else ""))
             return Outcome.WRONG
-    print(f"correct: {name} agrees with the package on all {len(cases)} cases")
+    _say(f"correct: {name} agrees with the package on all {len(cases)} cases")
     return Outcome.CORRECT
