@@ -76,7 +76,7 @@ def agrees(got, expected, *, rtol: float = 1e-8, atol: float = 1e-10) -> bool:
     return bool(got == expected)
 
 
-#: characters per line of a check's report: the width of the book's text column in code type
+#: the most characters in a line of a check's report (the book's text column, in code type)
 WIDTH = 76
 
 

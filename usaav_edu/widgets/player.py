@@ -800,8 +800,8 @@ class TrajectoryPlayer(SphereView):
         return bead_time(self.clock.position, float(self.keyframe_times[-1]) or 1.0)
 
     @property
-    def label(self) -> three.Mesh:
-        """The time label above the bar (``time_label``)."""
+    def label(self):
+        """The time label above the bar (``time_label``), a ``pythreejs.Mesh``."""
         return next(o for o in self.hud.children if o.name == "tclock")
 
     def label_text(self, time: float) -> str:
