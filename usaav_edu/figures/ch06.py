@@ -36,11 +36,11 @@ def twin_view(traj, *, max_bytes: int = 340_000):
     return TwinView(traj, duration=8.0, max_bytes=max_bytes)
 
 
-def prompts_explorer(runs: dict, *, max_bytes: int = 1_850_000):
+def prompts_explorer(runs: dict, *, max_bytes: int = 1_500_000):
     """An :class:`~usaav_edu.widgets.Explorer` over the number of prompts ``{K: run}`` (the
     slider lists them in increasing order), each run a player of its tokens.  The default
-    budget holds eight runs of 16 tokens, whatever their length (about 1.06 MB of page state
-    once built)."""
+    budget holds eight runs of 16 tokens in up to 8 colours, whatever their length, within the
+    chapter's 3 MB page."""
     ks = sorted(runs)
     n = runs[ks[0]].x.shape[1]
     return Explorer({k: runs[k] for k in ks}, "K", max_bytes=max_bytes,
