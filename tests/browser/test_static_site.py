@@ -60,3 +60,40 @@ def test_a_page_embeds_at_most_3_mb_of_widget_state(html):
         f"{html.relative_to(SITE)} embeds {size / 1e6:.2f} MB of widget state, over the "
         f"{PAGE_STATE_LIMIT / 1e6:g} MB a page may carry: lower the max_bytes of its views or "
         f"the tokens they draw")
+
+
+def explorer_sliders(text: str) -> list[tuple[str, list[str]]]:
+    """``(name, values)`` of every explorer slider (a SelectionSlider) in a page's widget
+    state, in the page's order of models."""
+    import json
+
+    sliders = []
+    for script in STATE.findall(text):
+        for model in json.loads(script)["state"].values():
+            if model["model_name"] == "SelectionSliderModel":
+                sliders.append((model["state"].get("description", ""),
+                                list(model["state"].get("_options_labels", []))))
+    return sliders
+
+
+def test_explorer_sliders_are_read_from_the_state():
+    script = ('<script type="application/vnd.jupyter.widget-state+json">{"state": {"a": '
+              '{"model_name": "SelectionSliderModel", "state": {"description": "beta", '
+              '"_options_labels": ["1", "2"]}}, "b": {"model_name": "HTMLModel", "state": {}}}}'
+              '</script>')
+    assert explorer_sliders(script) == [("beta", ["1", "2"])]
+
+
+#: the fewest values an explorer's slider offers (fewer is a toy, not an exploration)
+MIN_SLIDER_VALUES = 8
+
+
+@pytest.mark.parametrize("html", widget_pages(), ids=lambda p: str(p.relative_to(SITE)))
+def test_explorer_sliders_hold_eight_values_increasing_and_are_named(html):
+    for name, values in explorer_sliders(html.read_text(encoding="utf-8")):
+        assert name.strip(), f"{html.name}: an explorer slider without the name of its parameter"
+        assert len(values) >= MIN_SLIDER_VALUES, \
+            f"{html.name}: the {name} slider holds {len(values)} values {values}, fewer than 8"
+        numbers = [float(v) for v in values]
+        assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers), \
+            f"{html.name}: the {name} slider does not increase left to right: {values}"
