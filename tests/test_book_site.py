@@ -58,3 +58,30 @@ def test_the_browsers_print_gives_way_to_the_printed_chapters():
     assert menu[1]["type"] == "link" and menu[1]["url"] == "reference/faq.html#faq-print"
     assert "window.print()" not in json.dumps(out)
     assert out[1]["label"] == "fullscreen-button"
+
+
+def test_a_built_notebook_waits_for_every_output_of_a_cell_and_raises_without_it(monkeypatch):
+    import nbformat
+    from jupyter_cache.executors import utils
+
+    calls = []
+    monkeypatch.setattr(utils, "executenb", lambda nb, **kwargs: calls.append(kwargs))
+    book_site.wait_for_all_output()
+    book_site.wait_for_all_output()  # the extension loaded twice wraps once
+    # the path myst-nb's cache and force modes take
+    result = utils.single_nb_execution(nbformat.v4.new_notebook(), cwd=None, timeout=30,
+                                       allow_errors=False)
+    assert result.err is None
+    assert len(calls) == 1
+    assert calls[0]["iopub_timeout"] == book_site.IOPUB_TIMEOUT_S >= 60
+    assert calls[0]["raise_on_iopub_timeout"] is True
+    assert calls[0]["timeout"] == 30
+
+
+def test_a_callers_own_iopub_settings_are_kept():
+    seen = {}
+    run = book_site.waiting_for_all_output(lambda nb, **kwargs: seen.update(kwargs))
+    run(None, iopub_timeout=7, raise_on_iopub_timeout=False)
+    assert seen == {"iopub_timeout": 7, "raise_on_iopub_timeout": False}
+    run(None)
+    assert seen == {"iopub_timeout": book_site.IOPUB_TIMEOUT_S, "raise_on_iopub_timeout": True}

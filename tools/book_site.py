@@ -33,9 +33,19 @@ once.  Any other request goes to the network as before.
 is the browser's print dialog: it prints a 3-D sphere as an empty or squashed box.  That entry is
 replaced by "printed chapters", a link to the FAQ's section on the PDFs that ``make pdf`` prints
 (every sphere a picture, players at the end of their run); the menu's ``.ipynb`` stays.
+**Every output of a cell, or a failed build.**  The notebooks run in nbclient, which, once a cell
+has replied, waits ``iopub_timeout`` seconds (4 by default) for the rest of that cell's output and
+then, by default, logs a warning and moves on: what had not arrived is dropped.  A cell that builds
+a 3-D view sends a few megabytes of widget state, and on a busy machine the last of it can arrive
+later than that; the page then shows a view whose model was never saved ("widget model not
+found") and the build still passes.  Here every notebook of the build waits up to
+``IOPUB_TIMEOUT_S`` for each cell's output and raises when it does not come, so a build either has
+every output or fails (``-W``).  The notebooks run through jupyter-cache's
+``single_nb_execution`` in every execution mode of myst-nb; its call of nbclient is wrapped.
 """
 from __future__ import annotations
 
+import functools
 import html
 import json
 import os
@@ -44,6 +54,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from sphinx.errors import ConfigError
+
+#: seconds a built notebook's cell may take, after its reply, to deliver the rest of its output
+IOPUB_TIMEOUT_S = 120
 
 BASEURL_ENV = "USAAV_BOOK_BASEURL"
 BASEURL_FORM = re.compile(r"^https?://[^/\s?#]+(/[^\s?#]*)?$")
@@ -228,6 +241,32 @@ def without_print_button(header_buttons: list, printed_url: str) -> list:
     return header_buttons
 
 
+def waiting_for_all_output(execute, iopub_timeout: int = IOPUB_TIMEOUT_S):
+    """``execute`` (nbclient's ``execute(nb, **kwargs)``), run so that each cell waits up to
+    ``iopub_timeout`` seconds for its output after its reply and raises ``CellTimeoutError``
+    when the output does not come (nbclient's ``raise_on_iopub_timeout``), instead of dropping
+    it.  A caller's own ``iopub_timeout`` or ``raise_on_iopub_timeout`` is kept."""
+    if getattr(execute, "waits_for_all_output", False):
+        return execute
+
+    @functools.wraps(execute)
+    def run(nb, **kwargs):
+        kwargs.setdefault("iopub_timeout", iopub_timeout)
+        kwargs.setdefault("raise_on_iopub_timeout", True)
+        return execute(nb, **kwargs)
+
+    run.waits_for_all_output = True
+    return run
+
+
+def wait_for_all_output() -> None:
+    """Make jupyter-cache's notebook runs (myst-nb's ``cache`` and ``force`` modes) wait for
+    every output of every cell (``waiting_for_all_output``)."""
+    from jupyter_cache.executors import utils
+
+    utils.executenb = waiting_for_all_output(utils.executenb)
+
+
 def _on_config_inited(app, config):
     config.html_baseurl = base_url(config.html_baseurl)
     context = dict(config.html_context or {})
@@ -269,6 +308,7 @@ def _on_build_finished(app, exception):
 
 
 def setup(app):
+    wait_for_all_output()
     app.connect("config-inited", _on_config_inited, priority=100)
     # late, after the handlers that add page-specific scripts
     app.connect("html-page-context", _on_html_page_context, priority=900)

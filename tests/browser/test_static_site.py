@@ -1,6 +1,7 @@
 """The built site serves its own widget JavaScript and MathJax, and names no CDN for them."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -65,8 +66,6 @@ def test_a_page_embeds_at_most_3_mb_of_widget_state(html):
 def explorer_sliders(text: str) -> list[tuple[str, list[str]]]:
     """``(name, values)`` of every explorer slider (a SelectionSlider) in a page's widget
     state, in the page's order of models."""
-    import json
-
     sliders = []
     for script in STATE.findall(text):
         for model in json.loads(script)["state"].values():
@@ -82,6 +81,44 @@ def test_explorer_sliders_are_read_from_the_state():
               '"_options_labels": ["1", "2"]}}, "b": {"model_name": "HTMLModel", "state": {}}}}'
               '</script>')
     assert explorer_sliders(script) == [("beta", ["1", "2"])]
+
+
+VIEW = re.compile(r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)</script>',
+                  re.S)
+MODEL_REF = re.compile(r"IPY_MODEL_([0-9a-f]+)")
+
+
+def unresolved_models(text: str) -> list[str]:
+    """Model ids a page's views or models refer to that its widget state does not hold (the
+    browser then stops at "widget model not found" and the view stays empty)."""
+    state = {}
+    for script in STATE.findall(text):
+        state.update(json.loads(script)["state"])
+    wanted = [json.loads(view)["model_id"] for view in VIEW.findall(text)]
+    for model in state.values():
+        wanted += MODEL_REF.findall(json.dumps(model["state"]))
+    return sorted({m for m in wanted if m not in state})
+
+
+def test_unresolved_models_finds_a_view_or_a_child_without_its_model():
+    def page(views, state):
+        return ("".join(f'<script type="application/vnd.jupyter.widget-view+json">'
+                        f'{{"model_id": "{v}"}}</script>' for v in views)
+                + '<script type="application/vnd.jupyter.widget-state+json">'
+                + json.dumps({"state": state}) + "</script>")
+
+    box = {"state": {"children": ["IPY_MODEL_a1", "IPY_MODEL_b2"]}}
+    assert unresolved_models(page(["0f"], {"0f": box, "a1": {"state": {}}, "b2": {"state": {}}})) == []
+    assert unresolved_models(page(["0f", "c3"], {"0f": box, "a1": {"state": {}}})) == ["b2", "c3"]
+
+
+@pytest.mark.parametrize("html", widget_pages(), ids=lambda p: str(p.relative_to(SITE)))
+def test_every_view_and_every_model_a_page_refers_to_is_in_its_state(html):
+    missing = unresolved_models(html.read_text(encoding="utf-8"))
+    assert not missing, (
+        f"{html.relative_to(SITE)}: {len(missing)} widget models are referred to but were not "
+        f"saved with the page ({missing[:5]}): their cells' output was cut short while the book "
+        f"was built; build it again")
 
 
 #: the fewest values an explorer's slider offers (fewer is a toy, not an exploration)
