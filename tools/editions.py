@@ -20,11 +20,14 @@ which
      exercise: the check cell after a chapter's exercises, say, whose output prints the numbers
      the solutions derive.  The cell still runs (the cache is shared with the full book, and later cells may use
      its variables); only the page leaves it out;
+   * leaves out the key of a problem set: everything from :data:`KEY_BEGIN` to :data:`KEY_END`
+     (the solutions ``tools/problem_sets.py`` copies from the chapters, with the section's
+     heading), removed from the page's source before it is read;
    * turns every link to a page left out of the edition (``{doc}`` roles, Markdown links, ``{ref}``
      to a label of that page) into plain text: the link's own text, or the page's title;
 
-4. removes the solutions and the tagged cells from the page sources the site offers for download
-   (the ".ipynb" and ".md" buttons serve ``_sources/``), including gated
+4. removes the solutions, the keys and the tagged cells from the page sources the site offers
+   for download (the ".ipynb" and ".md" buttons serve ``_sources/``), including gated
    ``solution-start``/``solution-end`` blocks;
 5. checks the result (``check`` does only this step on an existing build).  It fails when
 
@@ -34,6 +37,8 @@ which
      is found in any page of the site (code and outputs included: the text of the HTML) or in any
      downloadable source or notebook (its cells' code and outputs);
    * a downloadable notebook or MyST source still holds a cell tagged ``solution-check``;
+   * a page or a downloadable source still holds a key's marker (:data:`KEY_BEGIN`), or a sentence
+     of the key's own text (its heading and introduction count as a solution);
    * a code cell of the sources names the label of an exercise (``ch1-ex-stiffness``, say) but
      is not tagged (the tagging rule, :func:`untagged_answer_cells`).
 
@@ -67,6 +72,10 @@ ANSWER_CLASS = "answer-note"
 #: cell tag of a code cell that restates or verifies an exercise's answer: left out of the student
 #: edition (code and outputs), of its pages and of its downloads
 STUDENT_TAG = "solution-check"
+#: the comments around the key of a problem set page (tools/problem_sets.py writes it): the
+#: full edition shows it, the student edition leaves it out entirely
+KEY_BEGIN = "<!-- key: begin -->"
+KEY_END = "<!-- key: end -->"
 #: the label of an exercise directive (``{exercise}`` or ``{exercise-start}``)
 EXERCISE_LABEL = re.compile(r"(?:`{3,}|:{3,})\{exercise(?:-start)?\}[^\n]*\n"
                             r"(?:[ \t]*:[\w-]+:.*\n)*?[ \t]*:label:[ \t]*(\S+)")
@@ -258,10 +267,26 @@ def strip_notebook(nb: dict) -> tuple[dict, list[str]]:
     return nb, removed
 
 
+def split_keys(text: str) -> tuple[str, list[str]]:
+    """MyST text without the keys of a problem set (from :data:`KEY_BEGIN` to :data:`KEY_END`),
+    and what they held: each solution of a key and, apart, the rest of its text (heading,
+    introduction).  A key whose end marker is missing runs to the end of the text."""
+    removed: list[str] = []
+    while KEY_BEGIN in text:
+        i = text.index(KEY_BEGIN)
+        j = text.find(KEY_END, i)
+        end = len(text) if j < 0 else j + len(KEY_END)
+        rest, solutions, _ = split_solutions(text[i + len(KEY_BEGIN):end].replace(KEY_END, ""))
+        removed += solutions + [rest]
+        text = text[:i] + text[end:]
+    return text, removed
+
+
 def strip_myst(text: str) -> tuple[str, list[str]]:
-    """MyST text without solutions and tagged code cells, and the removed solution texts."""
+    """MyST text without keys, solutions and tagged code cells, and the removed solution texts."""
+    text, keys = split_keys(text)
     text, removed, _ = split_solutions(text)
-    return split_tagged_code_cells(text)[0], removed
+    return split_tagged_code_cells(text)[0], keys + removed
 
 
 def _pages(source_dir: Path) -> list[Path]:
@@ -519,7 +544,8 @@ def find_leaks(site: Path, texts: dict[str, list[str]], public: str = "",
     * a distinctive line of code of a tagged cell (``cells``, path -> codes), or a line of a
       tagged cell's output (``outputs``; lines also in ``public_outputs`` are ignored), in any
       file, compared without white space;
-    * a cell tagged :data:`STUDENT_TAG` in a downloadable notebook or MyST source.
+    * a cell tagged :data:`STUDENT_TAG` in a downloadable notebook or MyST source;
+    * the marker of a problem set's key, :data:`KEY_BEGIN`, in any file.
     """
     wanted = {p for sols in texts.values() for s in sols for p in probes(s) if p not in public}
     squeezed_public = squeeze(public)
@@ -543,6 +569,8 @@ def find_leaks(site: Path, texts: dict[str, list[str]], public: str = "",
         for n in sorted(numbers.get(page_key(rel), ())):
             if re.search(r"(?<![\w.])" + re.escape(n) + r"(?!\.?\d)", text):
                 leaks.append((rel, f"number of a solution: {n}"))
+        if KEY_BEGIN in path.read_text(encoding="utf-8", errors="replace"):
+            leaks.append((rel, f"the key of a problem set ({KEY_BEGIN})"))
         if rel.startswith("_sources/") or path.name.endswith(".ipynb"):
             k = tagged_in_download(path)
             if k:
@@ -595,7 +623,9 @@ def strip_site_sources(site: Path) -> int:
                                 encoding="utf-8")
             count += len(gone) + len(nb.get("cells", [])) - len(out.get("cells", []))
         elif name.endswith(".md"):
-            text, gone, _ = split_solutions(raw)
+            text, keys = split_keys(raw)
+            text, gone, _ = split_solutions(text)
+            gone += keys
             text, cells = split_tagged_code_cells(text)
             if gone or cells:
                 path.write_text(text, encoding="utf-8")
@@ -640,6 +670,12 @@ def excluded_pages(source: Path, exclude: list[str]) -> tuple[dict[str, str], di
         for label in page_labels(path):
             labels[label] = docs[doc]
     return docs, labels
+
+
+def remove_keys(app, docname, source) -> None:
+    """``source-read``: a page's source without the keys of a problem set."""
+    if KEY_BEGIN in source[0]:
+        source[0] = split_keys(source[0])[0]
 
 
 def remove_tagged_cells(app, doctree) -> None:
@@ -693,6 +729,7 @@ def setup(app):
     app.add_config_value("edition_remove_tag", STUDENT_TAG, "env")
     app.add_config_value("edition_excluded_docs", {}, "env")
     app.add_config_value("edition_excluded_labels", {}, "env")
+    app.connect("source-read", remove_keys)
     app.connect("doctree-read", remove_tagged_cells)
     app.add_post_transform(_transform_excluded_links())
     return {"parallel_read_safe": True, "parallel_write_safe": True}
