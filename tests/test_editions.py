@@ -34,6 +34,30 @@ CHECK_CODE = 'ships_in_logbook = 4217  # the answer of tiny-ex-nb'
 #: printed by an ordinary cell: the student edition keeps it
 PUBLIC_OUTPUT = "the lighthouse beam turns 42 times an hour"
 
+#: the key of a problem set page: the full edition shows it, the student edition leaves it out
+KEY_INTRO = "The solutions of the lighthouse problems, for the keepers only"
+KEY_SECRET = "Count the beams from the harbour wall and divide by the turns"
+PROBLEMS = f"""# Problem set
+
+A handout: the problems of the tiny book.
+
+## Problems
+
+Show that the energy grows ({{ref}}`tiny-ex-nb`).
+
+{editions.KEY_BEGIN}
+## Key
+
+{KEY_INTRO}.
+
+````{{solution}} tiny-ex-nb
+:class: dropdown problem-key
+
+{KEY_SECRET}.
+````
+{editions.KEY_END}
+"""
+
 PAGE = f"""# A page
 
 Some text. Instructors find the plan in {{doc}}`seminar/instructor_guide`, the same in
@@ -89,11 +113,13 @@ def _make_tiny_book(root: Path) -> Path:
     (root / "_toc.yml").write_text(yaml.safe_dump({
         "format": "jb-book", "root": "book/intro",
         "chapters": [{"file": "book/page"}, {"file": "book/nb"},
+                     {"file": "book/seminar/problems"},
                      {"file": "book/seminar/instructor_guide"}],
     }))
     (root / "book" / "intro.md").write_text("# Tiny book\n\nHello.\n")
     (root / "book" / "page.md").write_text(PAGE)
     (root / "book" / "nb.ipynb").write_text(json.dumps(_notebook()))
+    (root / "book" / "seminar" / "problems.md").write_text(PROBLEMS)
     (root / "book" / "seminar" / "instructor_guide.md").write_text(
         "# Instructor guide\n\nOnly instructors read the session plan of the lighthouse seminar.\n"
         "\n(tiny-session-one)=\n## Session one\n\nThe first session.\n")
@@ -206,6 +232,26 @@ def test_student_edition_with_a_cold_cache_executes(tmp_path):
     site = root / "student" / "_build" / "html"
     page = editions.site_text(site / "book" / "nb.html")
     assert PUBLIC_OUTPUT in page and "4217" not in page
+
+
+def test_the_key_of_a_problem_set_is_in_the_full_edition_only(normal_site, student_site):
+    """A problem set's key (between editions.KEY_BEGIN and KEY_END): on the page of the full
+    edition, gone entirely from the student edition's page and download, and the check that
+    passes the student edition fails on the full one because of it."""
+    full = editions.site_text(normal_site / "book" / "seminar" / "problems.html")
+    assert KEY_INTRO in full and KEY_SECRET in full and "Key" in full
+    page = student_site / "book" / "seminar" / "problems.html"
+    text = editions.site_text(page)
+    assert "A handout: the problems of the tiny book" in text
+    for gone in (KEY_INTRO, KEY_SECRET, "Key", "Solution to"):
+        assert gone not in text
+    assert editions.KEY_BEGIN not in page.read_text()
+    download = (student_site / "_sources" / "book" / "seminar" / "problems.md").read_text()
+    assert "A handout" in download and KEY_INTRO not in download and "## Key" not in download
+    leaks, _ = editions.check_site(normal_site, normal_site.parents[1])
+    keyed = [p for f, p in leaks if "problems" in f]
+    assert KEY_INTRO in keyed and KEY_SECRET in keyed
+    assert any("the key of a problem set" in p for p in keyed)
 
 
 def test_links_to_the_instructor_guide_become_plain_text(student_site):
@@ -503,7 +549,8 @@ def test_problem_sets_refer_to_exercises_of_their_part(name):
     labels = set().union(*(_exercise_labels(p) for p in PARTS[name]))
     assert refs, f"{name} collects no exercise"
     assert refs <= labels, f"{name} refers to labels that are no exercise of its part: {refs - labels}"
-    assert "{solution}" not in text, "problem sets must not carry solutions"
+    assert "{solution}" not in editions.split_keys(text)[0], \
+        "problem sets carry solutions in their key only"
 
 
 def test_a_figure_caption_is_public_text(tmp_path):
