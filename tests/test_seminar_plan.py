@@ -340,3 +340,24 @@ def test_agreement_check_sees_a_wrong_number(plan, tmp_path):
                      encoding="utf-8")
     assert disagreements(tmp_path, plan) == [
         "Before you start: ch01_particles studied in '17 min', the plan says 71"]
+
+
+def test_book_build_fills_the_pages_and_writes_the_calendar_from_its_config(tmp_path):
+    """The Sphinx handlers, on a book whose config starts the seminar two weeks later."""
+    from types import SimpleNamespace
+
+    (tmp_path / "book" / "seminar").mkdir(parents=True)
+    shutil.copy(sp.PLAN, tmp_path / "book" / "seminar" / "plan.yml")
+    for nb in (ROOT / "book").glob("ch[0-9][0-9]_*.ipynb"):
+        (tmp_path / "book" / nb.name).symlink_to(nb)
+    raw = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    raw["seminar"]["start"] = "2027-03-01"
+    (tmp_path / "_config.yml").write_text(yaml.safe_dump(raw), encoding="utf-8")
+    app = SimpleNamespace(srcdir=str(tmp_path), outdir=str(tmp_path / "html"),
+                          builder=SimpleNamespace(format="html"))
+    source = [(ROOT / "book" / "seminar" / "syllabus.md").read_text(encoding="utf-8")]
+    sp._on_source_read(app, "book/seminar/syllabus", source)
+    assert "| 1 | Mon 01 Mar 2027 |" in source[0] and "| 1 | Mon 15 Feb 2027 |" not in source[0]
+    sp._on_build_finished(app, None)
+    got = events((tmp_path / "html" / sp.ICS_PATH).read_bytes())
+    assert got[0].decoded("dtstart").date() == dt.date(2027, 3, 1) and len(got) == 10

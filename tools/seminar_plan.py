@@ -548,7 +548,9 @@ def _on_source_read(app, docname, source):
 
 
 def _on_build_finished(app, exception):
-    if exception is not None or app.builder.format != "html":
+    # a book without a seminar plan (a test book, a book of other pages) gets no calendar
+    if (exception is not None or app.builder.format != "html"
+            or not (Path(app.srcdir) / "book" / "seminar" / "plan.yml").is_file()):
         return
     plan, conf, _ = _book_inputs(app)
     target = Path(app.outdir) / ICS_PATH
