@@ -386,7 +386,7 @@ def chromium():
 
 
 @pytest.fixture(scope="module")
-def decks(tmp_path_factory, book):
+def decks(tmp_path_factory, book, refs):
     """Every session's deck, made as `make slides` makes it after the book build: outputs from
     the build (no notebook runs here; a deck whose chapters the build lacks shows placeholders),
     numbers and titles from the built book."""
@@ -397,7 +397,6 @@ def decks(tmp_path_factory, book):
         pytest.skip(f"no built book under {SITE} (make book)")
     out = tmp_path_factory.mktemp("slides")
     slides.copy_libs(out, ROOT / "node_modules", ROOT / "_static_widgets" / "widgets-js")
-    refs = slides.book_refs(SITE)
     paths = slides.chapter_paths()
     executed = {}
     made = {}
