@@ -2,10 +2,10 @@
 
 Usage (``make slides`` runs the first form)::
 
-    python tools/slides.py --out _build/slides                  # every book/seminar/slides/session*.md
+    python tools/slides.py --out _build/slides           # every book/seminar/slides/session*.md
     python tools/slides.py --out _build/slides book/seminar/slides/session01.md
-    python tools/slides.py --out /tmp/decks --build _build     # outputs from another book build
-    python tools/slides.py --out /tmp/decks --no-execute       # quick: figures as framed captions
+    python tools/slides.py --out /tmp/decks --build _build   # outputs of another book build
+    python tools/slides.py --out /tmp/decks --no-execute     # quick: pictures as framed captions
 
 Each session has an outline, ``book/seminar/slides/sessionKK.md``: a YAML front matter
 (``session``, ``title``, ``chapter``) and slides separated by lines holding only ``---``.  A slide
