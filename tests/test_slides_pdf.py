@@ -338,12 +338,13 @@ def test_a_picture_brings_its_images_and_views_never_printed_output(tmp_path):
     refs = slides.Refs.from_site(_site(tmp_path))
     ctx = slides.Context(bib={}, refs=refs)
     page = slides.deck_html(outline, {"ch01_particles": _executed_chapter()}, ctx)
-    assert 'src="data:image/png;base64,iVBORw0KGgo="' in page
+    assert 'src="data:image/png;base64,iVBORw0KGgo=" alt="Energy, by Theorem 3.2."' in page
     assert "Fig. 1.1</span> Energy, by Theorem 3.2." in page  # the book's number and caption
     assert '{"model_id": "box", "version_major": 2, "version_minor": 0}' in page
     assert "<figcaption>The run</figcaption>" in page
     m = slides.measure_deck(page)
     assert not m.debug_lines() and "<Figure size" not in page and "VBox()" not in page
+    assert "898804" not in page  # the printed line, in no form
     state = re.search(r'widget-state\+json">(.*?)</script>', page, re.S).group(1)
     import json
     assert set(json.loads(state)["state"]) == {"box", "play", "slider", "layout", "link"}

@@ -770,7 +770,7 @@ def picture_html(picture: Picture, caption: str, nb, ctx: Context, where: str,
             if kind == "svg":
                 data = base64.b64encode(data.encode("utf-8")).decode("ascii")
             mime = "image/svg+xml" if kind == "svg" else "image/png"
-            alt = html.escape(re.sub(r"<[^>]+>", "", text), quote=True)
+            alt = html.escape(re.sub(r"[$*`]", "", rewrite_roles(text, ctx)), quote=True)
             blocks.append(f'<img src="data:{mime};base64,{"".join(data.split())}" alt="{alt}">')
     kind = "view" if any(k == "view" for k, _ in parts) else "image"
     return (f'<figure class="usaav-figure usaav-{kind}" data-picture="'
