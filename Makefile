@@ -74,7 +74,8 @@ test: venv widget-js chromium
 	$(PY) -m pytest -q tests/browser tests/test_slides_pdf.py
 
 # The seminar kit (README, "For instructors"): the student edition without solutions
-# (_build/student/_build/html), one reveal.js deck per chapter (_build/slides), and one PDF per
+# (_build/student/_build/html), one reveal.js deck per session from book/seminar/slides/
+# (_build/slides), and one PDF per
 # chapter and problem set printed by chromium from the built book (_build/pdf).
 # (tools/editions.py: builds with the execution cache of `make book`, so after it no notebook runs
 # again; with a cold cache the notebooks run, the edition is the same)

@@ -2,12 +2,16 @@
 
 `make test` runs this file after the book build (next to tests/browser), so:
 
-* the slide tests check the derived slide structure, the MyST rewriting (references show the
-  built book's numbers and titles, citations authors and years), and what goes to the speaker
-  notes (solutions, check cells, long code) on small synthetic notebooks (milliseconds); then
-  they make every chapter's deck as `make slides` does after the book build (outputs from the
-  build, no notebook runs here), check that no deck's prose shows a label or a MyST role, and
-  open each deck offline in chromium, step through every slide and check that none overflows;
+* the slide tests read every session outline in book/seminar/slides/ (whoever wrote it) and check
+  the format and the design rules on the deck made from it: 12 to 25 slides, at least 80% titled,
+  at most 25% with code, notes on at least half, notes that add up to about 90 minutes, no debug
+  output and no label or MyST role on a slide; that every `fig:` and `cell:` picture names a cell
+  of the saved chapter notebooks; that bad outlines stop with an error naming the file, the slide
+  and what was expected; and, on small synthetic notebooks, that a picture brings its images and
+  widget views (with the widget state they need) and never a cell's printed output (milliseconds
+  each).  Then every deck is made as `make slides` makes it after the book build (outputs from
+  the build, no notebook runs here), opened offline in chromium, stepped through slide by slide,
+  and no slide may overflow;
 * the PDF tests print a page of two players (one of them moved to the end of its run, which
   must then look like the other, shown at its last frame), then the problem sets and chapter 4
   of the built book (`_build/html`, or USAAV_BOOK_HTML) into a temporary folder with
@@ -36,73 +40,245 @@ import print_pdf  # noqa: E402
 import slides  # noqa: E402
 
 SITE = Path(os.environ.get("USAAV_BOOK_HTML", ROOT / "_build" / "html")).resolve()
-CHAPTERS = sorted((ROOT / "book").glob("ch*.ipynb"))
+OUTLINES = slides.outline_paths()
 
 
-def _nb(*cells):
-    nb = nbformat.v4.new_notebook()
-    for kind, src in cells:
-        nb.cells.append(nbformat.v4.new_markdown_cell(src) if kind == "md"
-                        else nbformat.v4.new_code_cell(src))
-    return nb
+def _ids(paths):
+    return [p.stem for p in paths]
 
 
-SAMPLE = _nb(
-    ("md", "# Title\n\nIntro with {cite}`su2021roformer` and {prf:ref}`thm-a`.\n\n"
-           "## First\n\nText."),
-    ("code", "x = 1"),
-    ("md", "### Detail\n\n```{prf:theorem} Big\n:label: thm-a\n\nStatement $x^2$.\n```"),
-    ("md", "## Exercises\n\n```{exercise} Ex one\n:label: ex-1\n\nDo it.\n```\n\n"
-           "````{solution} ex-1\n:class: dropdown\n\nSECRET SOLUTION\n\n```python\nprint(1)\n"
-           "```\n````"),
-    ("md", "## References\n\n```{bibliography}\n:filter: docname in docnames\n```"),
-)
+@pytest.fixture(scope="module")
+def book():
+    """The saved chapter notebooks (no outputs), by name."""
+    return slides.source_notebooks()
 
 
-def _types(nb):
-    return [(c.metadata["slideshow"]["slide_type"], c.source.split("\n")[0]) for c in nb.cells]
+@pytest.fixture(scope="module")
+def refs():
+    """Numbers and titles as the built book shows them; kinds and titles without one."""
+    return slides.book_refs(SITE if (SITE / "book").is_dir() else None)
 
 
-def _shown(deck):
-    return "\n".join(c.source for c in deck.cells
-                     if c.metadata["slideshow"]["slide_type"] != "notes")
+def test_there_are_outlines_for_the_first_sessions():
+    names = {p.stem for p in OUTLINES}
+    assert {"session01", "session02", "session03", "session04"} <= names, sorted(names)
 
 
-def _notes(deck):
-    return [c.source for c in deck.cells if c.metadata["slideshow"]["slide_type"] == "notes"]
+@pytest.mark.parametrize("path", OUTLINES, ids=_ids(OUTLINES))
+def test_each_outline_parses_and_names_its_session_and_chapter(path, book):
+    outline = slides.read_outline(path)
+    assert outline.name == path.stem, f"{path.name} says session {outline.session}"
+    assert outline.meta["chapter"] in book
+    assert all(s.title.strip() for s in outline.slides)
 
 
-def test_headings_start_slides_and_solutions_go_to_notes():
-    deck = slides.slide_cells(SAMPLE, bib={"su2021roformer": ("Su et al.", "2021")})
-    types = _types(deck)
-    assert types[0] == ("slide", "# Title")
-    assert ("slide", "## First") in types and ("subslide", "### Detail") in types
-    assert ("slide", "## Exercises") in types
-    notes = _notes(deck)
-    assert len(notes) == 1 and "SECRET SOLUTION" in notes[0]
-    shown = _shown(deck)
-    assert "SECRET SOLUTION" not in shown
-    assert "(Su et al., 2021)" in shown and "{cite}" not in shown
-    # without a built book a reference shows the kind and title of its target
-    assert "Theorem (Big)" in shown and "thm-a" not in shown
-    assert "**Theorem** (Big)." in shown and ":label:" not in shown
-    assert "References" not in shown and "bibliography" not in shown
-    exercise = [t for t, s in types if "usaav-exercise" in s]
-    assert exercise == ["subslide"]
+@pytest.mark.parametrize("path", OUTLINES, ids=_ids(OUTLINES))
+def test_each_deck_keeps_the_design_rules(path, book, refs):
+    """12 to 25 slides, at least 80% titled, at most 25% with code, notes on at least half,
+    notes adding up to 80 to 100 minutes, no debug output on a slide (pictures as framed
+    placeholders: the rules do not depend on the outputs)."""
+    outline = slides.read_outline(path)
+    ctx = slides.Context(refs=refs, doc=f"book/{outline.meta['chapter']}")
+    m = slides.measure_deck(slides.deck_html(outline, None, ctx, book=book))
+    assert 12 <= m.slides <= 25, f"{m.slides} slides"
+    assert m.share("titled") >= 0.8, f"{m.titled} of {m.slides} titled"
+    assert m.share("code") <= 0.25, f"{m.code} of {m.slides} with code"
+    assert m.share("notes") >= 0.5, f"{m.notes} of {m.slides} with notes"
+    assert 80 <= m.minutes <= 100, f"the notes add up to {m.minutes:g} minutes"
+    assert not m.debug_lines(), m.debug_lines()
 
 
-def test_long_sections_are_split_into_subslides():
-    long_text = "\n\n".join(f"Paragraph {k} " + "word " * 30 for k in range(12))
-    deck = slides.slide_cells(_nb(("md", "## Long"), ("md", long_text), ("md", long_text)),
-                              bib={})
-    kinds = [t for t, _ in _types(deck)]
-    assert kinds[0] == "slide" and "subslide" in kinds[1:]
+@pytest.mark.parametrize("path", OUTLINES, ids=_ids(OUTLINES))
+def test_pictures_name_cells_of_the_chapter_notebooks(path, book):
+    """Every fig: names a figure (metadata.mystnb.figure.name) and every cell: a code cell id
+    of the saved notebooks; a session shows two or more of them."""
+    outline = slides.read_outline(path)
+    found = slides.resolve_pictures(outline, book)
+    assert len(found) >= 2, f"{path.name}: {len(found)} pictures"
+    for address, pic in found.items():
+        cell = next(c for c in book[pic.chapter].cells if c.get("id") == pic.cell_id)
+        assert cell.cell_type == "code", address
+        if address.startswith("fig:"):
+            assert cell.metadata["mystnb"]["figure"]["name"] == address[len("fig:"):]
 
 
-def test_author_slide_types_are_kept():
-    nb = _nb(("md", "## A"), ("code", "1"), ("code", "2"))
-    nb.cells[2].metadata["slideshow"] = {"slide_type": "fragment"}
-    assert _types(slides.slide_cells(nb, bib={}))[2][0] == "fragment"
+def _labels() -> set[str]:
+    """Every label the book's sources define (blocks, sections)."""
+    sources = sorted((ROOT / "book").rglob("*.ipynb")) + sorted((ROOT / "book").rglob("*.md"))
+    refs = slides.Refs.from_sources(p for p in sources if ".ipynb_checkpoints" not in p.parts
+                                    and "slides" not in p.parts)
+    return set(refs.kind) | set(refs.title)
+
+
+def test_decks_show_numbers_and_names_not_labels(book, refs):
+    """What a deck shows (not the notes) names no label and no MyST role: references read
+    "Theorem 1.2" (with a built book) or "Theorem (title)", citations "Author et al. (year)"."""
+    labels = _labels()
+    assert len(labels) > 20
+    problems = []
+    for path in OUTLINES:
+        outline = slides.read_outline(path)
+        ctx = slides.Context(refs=refs, doc=f"book/{outline.meta['chapter']}")
+        shown = " ".join(slides.measure_deck(slides.deck_html(outline, None, ctx,
+                                                              book=book)).shown)
+        found = sorted(lab for lab in labels
+                       if re.search(rf"(?<![\w:/-]){re.escape(lab)}(?![\w-])", shown))
+        if found:
+            problems.append(f"{path.name}: labels {found}")
+        if re.search(r"\{(prf:ref|ref|numref|eq|doc|cite[\w:]*)\}", shown):
+            problems.append(f"{path.name}: a MyST role left as it is")
+    assert not problems, problems
+
+
+# ---------------------------------------------------------------------------------------------
+# the format, on small outlines
+
+
+GOOD = """---
+session: 3
+title: A small session
+chapter: ch01_particles
+---
+
+# A small session
+
+Opening words.
+
+Note:
+- 0-10 min: welcome.
+
+---
+
+## The energy
+
+$$E_\\beta = \\frac{1}{2\\beta n^2}\\sum_{i,j} e^{\\beta\\langle x_i, x_j\\rangle}$$
+
+- tokens $x_i \\in S^{d-1}$ and *one* idea
+
+Note:
+- 10-30 min (of this block: 5). Ask where $V = I$ enters.
+
+---
+
+## Demo
+
+```python
+# a comment, not a title
+x = 1
+```
+
+---
+
+## A picture
+
+![](fig:ch1-fig-energy)
+"""
+
+
+def test_an_outline_is_read_into_front_matter_slides_and_notes():
+    outline = slides.parse_outline(GOOD, "small.md")
+    assert outline.meta == {"session": 3, "title": "A small session",
+                            "chapter": "ch01_particles"}
+    assert outline.name == "session03"
+    assert [s.title for s in outline.slides] == ["A small session", "The energy", "Demo",
+                                                  "A picture"]
+    assert [s.level for s in outline.slides] == [1, 2, 2, 2]
+    assert outline.slides[1].notes.startswith("- 10-30 min (of this block: 5)")
+    assert "# a comment, not a title" in outline.slides[2].body
+    assert outline.slides[2].notes == "" and outline.slides[3].images == [
+        ("", "fig:ch1-fig-energy")]
+    assert [s.minutes for s in outline.slides] == [10, 5, None, None]
+
+
+@pytest.mark.parametrize("note, minutes", [
+    ("- 3 min. Point at the bound", 3), ("- 0-10 min: welcome", 10),
+    ("- 10-30 min (of this block: 5). Derive it", 5), ("- 45 to 55 min: the demo", 10),
+    ("- Point at the bound.\n- 3 min", None), ("", None)])
+def test_the_minutes_of_a_note_are_read_from_its_first_line(note, minutes):
+    assert slides.note_minutes(note) == minutes
+
+
+def _bad(text, fragment):
+    with pytest.raises(slides.OutlineError) as err:
+        outline = slides.parse_outline(text, "book/seminar/slides/session03.md")
+        slides.resolve_pictures(outline, slides.source_notebooks())
+    message = str(err.value)
+    assert message.startswith("book/seminar/slides/session03.md:"), message
+    return message
+
+
+def test_a_missing_front_matter_key_is_named():
+    message = _bad(GOOD.replace("chapter: ch01_particles\n", ""), "chapter")
+    assert "no key 'chapter'" in message and "session, title, chapter" in message
+    message = _bad(GOOD.split("---\n", 2)[2], "front matter")
+    assert "line 1: expected the front matter" in message
+
+
+def test_a_slide_without_a_title_is_named_with_its_number():
+    message = _bad(GOOD.replace("## Demo\n", "Demo, no title\n"), "slide")
+    assert "slide 3 (line 26)" in message and "'## Title'" in message
+    message = _bad(GOOD.replace("## A picture", "### A picture"), "slide")
+    assert "slide 4" in message and "'## Title'" in message
+    message = _bad(GOOD.replace("- tokens", "## Another title\n- tokens"), "slide")
+    assert "slide 2" in message and "a second title" in message
+
+
+def test_an_unknown_figure_or_cell_is_named_with_its_slide():
+    message = _bad(GOOD.replace("fig:ch1-fig-energy", "fig:ch1-fig-enrgy"), "figure")
+    assert "slide 4 ('A picture')" in message and "unknown figure name 'ch1-fig-enrgy'" in message
+    assert "ch1-fig-energy" in message  # the near miss is suggested
+    message = _bad(GOOD.replace("fig:ch1-fig-energy", "cell:ch01_particles/nope"), "cell")
+    assert "slide 4" in message and "ch01_particles has no code cell with id 'nope'" in message
+    message = _bad(GOOD.replace("fig:ch1-fig-energy", "energy.png"), "address")
+    assert "slide 4" in message and "expected fig:<figure-name> or cell:<chapter>/<cell-id>" \
+        in message
+    message = _bad(GOOD.replace("chapter: ch01_particles", "chapter: ch01_particle"), "chapter")
+    assert "chapter 'ch01_particle' is not a chapter of the book" in message
+
+
+def test_math_reaches_mathjax_and_code_only_demo_slides():
+    outline = slides.parse_outline(GOOD, "small.md")
+    page = slides.deck_html(outline, None, slides.Context(bib={}))
+    assert r"\(x_i \in S^{d-1}\)" in page and "<em>one</em>" in page
+    assert r"\[E_\beta = \frac{1}{2\beta n^2}\sum_{i,j}" in page
+    m = slides.measure_deck(page)
+    assert (m.slides, m.titled, m.code, m.notes, m.minutes) == (4, 4, 1, 2, 15)
+
+
+def test_the_measure_counts_untitled_slides_code_and_notes():
+    page = """<div class="reveal"><div class="slides">
+<section><h2>Titled</h2><pre><code>x = 1</code></pre><aside class="notes">talk</aside></section>
+<section><p>embedded state 898804 bytes</p><aside class="notes"> </aside></section>
+<section><section><h1>Nested</h1></section><section><h2></h2></section></section>
+</div></div>"""
+    m = slides.measure_deck(page)
+    assert (m.slides, m.titled, m.code, m.notes) == (4, 2, 1, 1)
+    assert m.debug_lines() == ["slide 2: embedded state 898804 bytes"]
+
+
+def test_references_in_an_outline_show_the_numbers_of_the_built_book(tmp_path):
+    refs = slides.Refs.from_site(_site(tmp_path))
+    text = GOOD.replace("Opening words.", "By {prf:ref}`thm-a`, see {ref}`sec-later` and "
+                        "{cite:t}`ch04-su2021roformer`.")
+    page = slides.deck_html(slides.parse_outline(text, "small.md"), None,
+                            slides.Context(bib={"su2021roformer": ("Su et al.", "2021")},
+                                           refs=refs))
+    assert "By Theorem 3.2, see A later section and Su et al. (2021)." in page
+
+
+def _site(tmp_path):
+    """A two-page built book in the HTML form of Jupyter Book, numbers as it prints them."""
+    book = tmp_path / "site" / "book"
+    book.mkdir(parents=True)
+    (book / "ch.html").write_text("""<html><body><article><h1>Sample chapter<a>#</a></h1>
+<p>See <a class="reference internal" href="#thm-a">Theorem 3.2</a>.</p>
+<div class="proof theorem admonition" id="thm-a">
+<p class="admonition-title"><span class="caption-number">Theorem 3.2 </span> (Big)</p></div>
+<span id="sec-later"></span><h2>A later section<a class="headerlink">#</a></h2>
+<figure id="ch1-fig-energy"><figcaption><span class="caption-number">Fig. 1.1 </span>
+Energy.</figcaption></figure>
+</article></body></html>""", encoding="utf-8")
+    return tmp_path / "site"
 
 
 def test_bibliography_labels():
@@ -114,89 +290,105 @@ def test_bibliography_labels():
     assert slides.cite_text("cite:t", ["su2021roformer"], bib) == "Su et al. (2021)"
 
 
-def _site(tmp_path):
-    """A two-page built book in the HTML form of Jupyter Book, numbers as it prints them."""
-    book = tmp_path / "site" / "book"
-    book.mkdir(parents=True)
-    (book / "ch.html").write_text("""<html><body><article><h1>Sample chapter<a>#</a></h1>
-<p>See <a class="reference internal" href="#thm-a">Theorem 3.2</a>.</p>
-<div class="proof theorem admonition" id="thm-a">
-<p class="admonition-title"><span class="caption-number">Theorem 3.2 </span> (Big)</p></div>
-<div class="exercise admonition" id="ex-1">
-<p class="admonition-title"><span class="caption-number">Exercise 3.7 </span> (Ex one)</p></div>
-<span id="sec-later"></span><h2>A later section<a class="headerlink">#</a></h2>
-</article></body></html>""", encoding="utf-8")
-    (book / "other.html").write_text("<article><h1>The other page</h1></article>",
-                                     encoding="utf-8")
-    return tmp_path / "site"
+# ---------------------------------------------------------------------------------------------
+# pictures from an executed chapter
 
 
-def test_references_show_the_numbers_and_titles_of_the_built_book(tmp_path):
+def _executed_chapter():
+    """A stand-in for executed chapter 1: the energy figure's cell (a PNG and a printed line),
+    a player cell (a widget view, its models linked, and a model nothing on a slide needs)."""
+    nb = nbformat.v4.new_notebook()
+    fig = nbformat.v4.new_code_cell("figs.energy(traj)", id="c005")
+    fig.metadata["mystnb"] = {"figure": {"name": "ch1-fig-energy",
+                                         "caption": "Energy, by {prf:ref}`thm-a`."}}
+    fig.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="explorer: embedded state "
+                               "898804 bytes\n"),
+        nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=",
+                                                     "text/plain": "<Figure size 640x480>"})]
+    player = nbformat.v4.new_code_cell("TrajectoryPlayer(traj)", id="c003")
+    player.outputs = [nbformat.v4.new_output("display_data", data={
+        slides.WIDGET_VIEW: {"model_id": "box", "version_major": 2, "version_minor": 0},
+        "text/plain": "VBox()"})]
+    nb.cells = [player, fig]
+
+    def model(name, view, **state):
+        return {"model_name": name, "model_module": "@jupyter-widgets/controls",
+                "model_module_version": "2.0.0", "state": {"_view_name": view, **state}}
+
+    nb.metadata["widgets"] = {slides.WIDGET_STATE: {"version_major": 2, "version_minor": 0,
+                                                    "state": {
+        "box": model("VBoxModel", "VBoxView", children=["IPY_MODEL_play", "IPY_MODEL_slider"],
+                     layout="IPY_MODEL_layout"),
+        "play": model("PlayModel", "PlayView"),
+        "slider": model("IntSliderModel", "IntSliderView"),
+        "layout": model("LayoutModel", "LayoutView"),
+        "link": model("LinkModel", None, source=["IPY_MODEL_play", "value"],
+                      target=["IPY_MODEL_slider", "value"]),
+        "other": model("VBoxModel", "VBoxView", children=["IPY_MODEL_elsewhere"]),
+        "elsewhere": model("HTMLModel", "HTMLView"),
+    }}}
+    return nb
+
+
+def test_a_picture_brings_its_images_and_views_never_printed_output(tmp_path):
+    text = GOOD.replace("![](fig:ch1-fig-energy)",
+                        "![](fig:ch1-fig-energy)\n\n![The run](cell:ch01_particles/c003)")
+    outline = slides.parse_outline(text, "small.md")
     refs = slides.Refs.from_site(_site(tmp_path))
-    nb = _nb(("md", "# T\n\nBy {prf:ref}`thm-a`, see {ref}`sec-later`, {doc}`other`, "
-                    "{cite:t}`ch04-su2021roformer` and {ref}`that one <ex-1>`."))
-    nb.cells += SAMPLE.cells[2:4]
-    deck = slides.slide_cells(nb, bib={"su2021roformer": ("Su et al.", "2021")}, refs=refs,
-                              doc="book/ch")
-    shown = _shown(deck)
-    assert "By Theorem 3.2, see A later section, The other page, Su et al. (2021) and " \
-           "that one." in shown
-    assert "**Theorem 3.2** (Big)." in shown and "**Exercise 3.7** (Ex one)." in shown
-    assert "Solution to Exercise 3.7." in "\n".join(_notes(deck))
-    for label in ("thm-a", "sec-later", "ex-1", "{prf:ref}", "{doc}"):
-        assert label not in shown
+    ctx = slides.Context(bib={}, refs=refs)
+    page = slides.deck_html(outline, {"ch01_particles": _executed_chapter()}, ctx)
+    assert 'src="data:image/png;base64,iVBORw0KGgo=" alt="Energy, by Theorem 3.2."' in page
+    assert "Fig. 1.1</span> Energy, by Theorem 3.2." in page  # the book's number and caption
+    assert '{"model_id": "box", "version_major": 2, "version_minor": 0}' in page
+    assert "<figcaption>The run</figcaption>" in page
+    m = slides.measure_deck(page)
+    assert not m.debug_lines() and "<Figure size" not in page and "VBox()" not in page
+    assert "898804" not in page  # the printed line, in no form
+    state = re.search(r'widget-state\+json">(.*?)</script>', page, re.S).group(1)
+    import json
+    assert set(json.loads(state)["state"]) == {"box", "play", "slider", "layout", "link"}
 
 
-def test_a_figure_cell_shows_its_caption_with_the_book_number(tmp_path):
-    nb = _nb(("md", "## Runs"), ("code", "plt.plot([1, 2])"))
-    nb.cells[1].metadata["mystnb"] = {"figure": {"caption": "Energy, by {prf:ref}`thm-a`.",
-                                                 "name": "fig-energy"}}
-    refs = slides.Refs.from_site(_site(tmp_path))
-    refs.number["fig-energy"] = "Fig. 3.4"
-    deck = slides.slide_cells(nb, bib={}, refs=refs, doc="book/ch")
-    assert "**Fig. 3.4.** Energy, by Theorem 3.2." in _shown(deck)
+def test_a_picture_without_output_is_an_error_naming_the_slide():
+    nb = _executed_chapter()
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    outline = slides.parse_outline(GOOD, "small.md")
+    with pytest.raises(slides.OutlineError, match=r"small\.md: slide 4 \('A picture'\): "
+                       r"fig:ch1-fig-energy \(ch01_particles/c005\) shows no picture"):
+        slides.deck_html(outline, {"ch01_particles": nb}, slides.Context(bib={}))
 
 
-LONG = "\n".join(f"y{k} = {k}" for k in range(slides.LONG_CODE + 3))
+def test_a_deck_is_written_through_a_rename_and_never_over_a_folder(tmp_path):
+    target = tmp_path / "session01.html"
+    slides.write_file(target, "one")
+    slides.write_file(target, "two")
+    assert target.read_text() == "two" and [p.name for p in tmp_path.iterdir()] == [target.name]
+    (tmp_path / "folder.html").mkdir()
+    with pytest.raises(SystemExit, match="not a regular file"):
+        slides.write_file(tmp_path / "folder.html", "x")
 
 
-def _code(src, tags=(), outputs=()):
-    cell = nbformat.v4.new_code_cell(src)
-    cell.metadata["tags"] = list(tags)
-    cell.outputs = list(outputs)
-    cell.execution_count = 1
-    return cell
+def test_the_command_writes_one_deck_a_session_and_an_index(tmp_path, capsys):
+    """`make slides` runs `tools/slides.py --out _build/slides`: a deck sessionKK.html per
+    outline given, lib/ beside it, an index; a bad outline stops it before anything is written."""
+    if not (ROOT / "node_modules" / "reveal.js").is_dir() or \
+            not (ROOT / "_static_widgets" / "widgets-js").is_dir():
+        pytest.skip("reveal.js / widget JavaScript not installed (make widget-js)")
+    out = tmp_path / "slides"
+    assert slides.main(["--out", str(out), "--build", str(tmp_path / "no-build"),
+                        "--no-execute", str(OUTLINES[0])]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["index.html", "lib",
+                                                     f"{OUTLINES[0].stem}.html"]
+    assert (out / "lib" / "reveal.js" / "dist" / "reveal.js").is_file()
+    bad = tmp_path / "session09.md"
+    bad.write_text(GOOD.replace("## Demo\n", ""), encoding="utf-8")
+    assert slides.main(["--out", str(tmp_path / "other"), "--no-execute", str(bad)]) == 2
+    assert "slide 3" in capsys.readouterr().err and not (tmp_path / "other").exists()
 
 
-def test_checks_and_long_code_go_to_the_speaker_notes():
-    png = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=",
-                                                       "text/plain": "<Figure>"})
-    printed = nbformat.v4.new_output("stream", name="stdout", text="gap = 1e-12\n")
-    kept = nbformat.v4.new_output("stream", name="stdout", text="1\n")
-    nb = _nb(("md", "## Runs"))
-    nb.cells += [
-        _code("z = 1\nassert z == 1", tags=["check"], outputs=[printed]),       # tagged
-        _code("# CHECK (theorem): gaps\ngap = 0.0\nassert gap < 1"),            # comment
-        _code("g = 2\nprint(g)\nassert g > 1\nassert g < 3"),                  # mostly asserts
-        _code("SHORT_KEPT = 1\nprint(SHORT_KEPT)", outputs=[kept]),
-        _code(LONG + "\nplt.show()", outputs=[png]),                            # long code
-        _code("run = 3\nshown_part = run\n# CHECK: the run\nassert run == 3"),   # mixed
-    ]
-    deck = slides.slide_cells(nb, bib={})
-    code = [c for c in deck.cells if c.cell_type == "code"]
-    notes = "\n".join(_notes(deck))
-    visible = "\n".join(c.source for c in code)
-    for text in ("assert z == 1", "assert gap < 1", "assert g > 1", "y3 = 3",
-                 "assert run == 3", "gap = 1e-12"):
-        assert text in notes and text not in visible, text
-    assert "SHORT_KEPT = 1" in visible and "shown_part = run" in visible
-    assert any(o.get("text") == "1\n" for c in code for o in c.outputs), "a short output stays"
-    # the long cell's figure stays on the slide without its code
-    figure = [c for c in code if any("image/png" in o.get("data", {}) for o in c.outputs)]
-    assert len(figure) == 1 and figure[0].source == ""
-    assert figure[0].metadata["transient"] == {"remove_source": True}
-    # a check that prints only: nothing of it left on the slides
-    assert not any("gap" in c.source or any("gap" in str(o) for o in c.outputs) for c in code)
+# ---------------------------------------------------------------------------------------------
+# every deck in chromium
 
 
 @pytest.fixture(scope="module")
@@ -210,64 +402,37 @@ def chromium():
         browser.close()
 
 
+
 @pytest.fixture(scope="module")
-def decks(tmp_path_factory):
-    """Every chapter's deck, made as `make slides` makes it after the book build: outputs from
-    the build (no notebook runs here), numbers and titles from the built book."""
+def decks(tmp_path_factory, book, refs):
+    """Every session's deck, made as `make slides` makes it after the book build: outputs from
+    the build (no notebook runs here; a deck whose chapters the build lacks shows placeholders),
+    numbers and titles from the built book."""
     if not (ROOT / "node_modules" / "reveal.js").is_dir() or \
             not (ROOT / "_static_widgets" / "widgets-js").is_dir():
         pytest.skip("reveal.js / widget JavaScript not installed (make widget-js)")
-    if not CHAPTERS:
-        pytest.skip("no chapter notebooks yet")
     if not (SITE / "book").is_dir():
         pytest.skip(f"no built book under {SITE} (make book)")
     out = tmp_path_factory.mktemp("slides")
     slides.copy_libs(out, ROOT / "node_modules", ROOT / "_static_widgets" / "widgets-js")
-    refs = slides.book_refs(SITE)
+    paths = slides.chapter_paths()
+    executed = {}
     made = {}
-    for chapter in CHAPTERS:
-        # the build's outputs when it has them; never a notebook run here (text-only then)
-        built = slides.executed_copy(chapter, SITE.parent) is not None
-        made[chapter] = slides.convert(chapter, out, run=built, refs=refs, build=SITE.parent)
+    for path in OUTLINES:
+        outline = slides.read_outline(path)
+        needed = {p.chapter for p in slides.resolve_pictures(outline, book).values()}
+        for name in needed - set(executed):
+            executed[name] = slides.executed_copy(paths[name], SITE.parent)
+        notebooks = {n: executed[n] for n in needed}
+        if any(nb is None for nb in notebooks.values()):
+            notebooks = None
+        ctx = slides.Context(refs=refs, doc=f"book/{outline.meta['chapter']}")
+        target = out / f"{outline.name}.html"
+        slides.write_file(target, slides.deck_html(outline, notebooks, ctx, book=book))
+        made[outline.name] = (outline, target, notebooks is not None)
     return made
 
 
-def _labels() -> set[str]:
-    """Every label the book's sources define (blocks, sections)."""
-    sources = sorted((ROOT / "book").rglob("*.ipynb")) + sorted((ROOT / "book").rglob("*.md"))
-    refs = slides.Refs.from_sources(p for p in sources if ".ipynb_checkpoints" not in p.parts)
-    return set(refs.kind) | set(refs.title)
-
-
-def test_decks_show_numbers_and_names_not_labels(decks):
-    """What a deck shows of the chapter's prose (not the speaker notes, not code) names no
-    label and no MyST role: references read "Theorem 4.2", citations "Su et al., 2021"."""
-    from bs4 import BeautifulSoup
-
-    labels = _labels()
-    assert len(labels) > 20
-    problems = []
-    numbered = 0
-    for chapter, deck in decks.items():
-        soup = BeautifulSoup(deck.read_text(encoding="utf-8"), "html.parser")
-        for aside in soup.select("aside.notes"):
-            aside.decompose()
-        prose = " ".join(d.get_text(" ") for d in soup.select("div.jp-RenderedMarkdown"))
-        found = sorted(lab for lab in labels if re.search(rf"(?<![\w-]){re.escape(lab)}(?![\w-])",
-                                                          prose))
-        if found:
-            problems.append(f"{deck.name}: labels {found}")
-        if re.search(r"\{(prf:ref|ref|numref|eq|doc|cite[\w:]*)\}", prose):
-            problems.append(f"{deck.name}: a MyST role left as it is")
-        numbered += len(re.findall(r"\b(Theorem|Definition|Proposition|Exercise) \d", prose))
-        if re.search(r"\{cite|\(#cite:", chapter.read_text(encoding="utf-8")) and \
-                not re.search(r"[A-Z]\w+( et al\.| and [A-Z]\w+)?,? \(?\d{4}", prose):
-            problems.append(f"{deck.name}: no citation shows an author and a year")
-    assert not problems, problems
-    assert numbered > 20, "the decks show few numbered blocks: numbers not read from the book"
-
-
-# Move through every slide of the deck; measure each right after it is shown
 STEP_THROUGH = r"""
 async () => {
   const out = [];
@@ -285,11 +450,13 @@ async () => {
 """
 
 
+
 def test_every_deck_opens_offline_and_no_slide_overflows(decks, chromium):
-    """Each deck opens from file:// offline with no error, draws every 3-D view, and no slide's
-    content is taller or wider than the slide (1280 x 800, the screen reveal.js scales to)."""
+    """Each deck opens from file:// offline with no error, shows its title first, draws every
+    3-D view, shows no debug output, and no slide's content is taller or wider than the slide
+    (1280 x 800, the screen reveal.js scales to)."""
     problems = []
-    for chapter, deck in decks.items():
+    for outline, deck, with_outputs in decks.values():
         t0 = time.perf_counter()
         html = deck.read_text(encoding="utf-8")
         for ref in ('"lib/reveal.js/dist/reveal.js"', 'href="lib/reveal.js/dist/reveal.css"',
@@ -297,6 +464,11 @@ def test_every_deck_opens_offline_and_no_slide_overflows(decks, chromium):
             assert ref in html, f"{deck.name}: {ref}"
         assert not re.search(r"cdn\.jsdelivr|unpkg\.com|cdnjs\.cloudflare", html), \
             f"{deck.name} names a CDN"
+        if not with_outputs:
+            problems.append(f"{deck.name}: the book build has no outputs of its chapters")
+        debug = slides.measure_deck(html).debug_lines()
+        if debug:
+            problems.append(f"{deck.name}: debug output on slides: {debug}")
         page = chromium.new_page(viewport={"width": 1280, "height": 800})
         outside, errors = [], []
         page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
@@ -322,13 +494,12 @@ def test_every_deck_opens_offline_and_no_slide_overflows(decks, chromium):
             measured = page.evaluate(STEP_THROUGH)
         finally:
             page.close()
-        title = slides.chapter_title(nbformat.read(chapter, as_version=4))
-        if title.split(":")[0] not in first:
-            problems.append(f"{deck.name}: first slide does not show the title {title!r}")
+        if outline.slides[0].title not in first:
+            problems.append(f"{deck.name}: first slide does not show {outline.slides[0].title!r}")
         if drawn != spheres:
             problems.append(f"{deck.name}: {drawn} of {spheres} 3-D views drawn")
-        if len(measured) < 5:
-            problems.append(f"{deck.name}: only {len(measured)} slides")
+        if len(measured) != len(outline.slides):
+            problems.append(f"{deck.name}: {len(measured)} slides for {len(outline.slides)}")
         for m in measured:
             if m["height"] > m["room"] + 2 or m["width"] > m["roomWidth"] + 2:
                 problems.append(f"{deck.name} slide {m['slide']} overflows: content "
@@ -488,11 +659,3 @@ def test_each_pdf_of_make_pdf_has_pages_and_title(html):
     assert pdf.is_file(), f"{pdf} is missing: run make pdf"
     assert not print_pdf.check_pdf(pdf, print_pdf.page_title(html))
 
-
-def test_the_chapter_title_is_read_from_the_cells_the_book_shows():
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell("```yaml\n# JupyterLab numbers this chapter's blocks\n```",
-                                      metadata={"tags": ["remove-cell"]}),
-        nbformat.v4.new_markdown_cell("# Tokens as particles\n\nText."),
-    ])
-    assert slides.chapter_title(nb) == "Tokens as particles"

@@ -1,59 +1,60 @@
-"""Turn the chapter notebooks into reveal.js slide decks that work offline.
+"""Make one reveal.js deck per seminar session from its outline; the decks work offline.
 
 Usage (``make slides`` runs the first form)::
 
-    python tools/slides.py                          # every book/ch*.ipynb -> _build/slides/
-    python tools/slides.py book/ch04_rope.ipynb     # one chapter
-    python tools/slides.py --no-execute ...         # skip execution (no figures, no spheres)
+    python tools/slides.py --out _build/slides           # every book/seminar/slides/session*.md
+    python tools/slides.py --out _build/slides book/seminar/slides/session01.md
+    python tools/slides.py --out /tmp/decks --build _build   # outputs of another book build
+    python tools/slides.py --out /tmp/decks --no-execute     # quick: pictures as framed captions
 
-Chapter authors do not tag cells for slides: the slide structure is derived from the notebook
-when the deck is made (the notebook on disk is never changed).
+Each session has an outline, ``book/seminar/slides/sessionKK.md``: a YAML front matter
+(``session``, ``title``, ``chapter``) and slides separated by lines holding only ``---``.  A slide
+starts with one ``## Title`` line (the first slide may use ``# Title``); a line ``Note:`` starts
+its speaker notes.  The deck ``<out>/sessionKK.html`` shows, slide by slide, what the outline says
+and nothing else: no code but the fenced blocks of demo slides, no output of the chapter but the
+pictures the outline asks for.
 
-* A ``#`` or ``##`` heading starts a new slide, a ``###`` (or deeper) heading a sub-slide (reveal.js
-  shows sub-slides below their slide: press the down arrow).  A markdown cell with several headings
-  is split at each of them.
-* Inside a section, material is added to the current slide until it would overflow (an estimate
-  of the lines it takes: text, display math, code, and a figure or 3-D sphere counts as a block of
-  lines); then a sub-slide begins.  An exercise always begins a sub-slide.
-* The speaker notes (press ``s`` in the deck) hold what a class does not need on the screen:
-  every ``{solution}``; every check cell (tagged ``check``, or starting with a ``# CHECK``
-  comment, or made mostly of ``assert`` and ``print`` lines), with its printed output; the part
-  of a cell from a ``# CHECK`` comment on; and the code of every cell longer than
-  ``LONG_CODE`` lines (its figure or sphere stays on the slide).  The ``## References`` section
-  and its bibliography are left out.
-* A cell that already has ``metadata.slideshow.slide_type`` keeps it: an author can override the
-  derived structure cell by cell.  Cells tagged ``remove-cell`` are skipped, ``remove-input`` shows
-  only the output, ``remove-output`` only the input (the book's own tags).
-* MyST markup that plain notebooks do not know is rewritten to markdown: ``prf:`` blocks
-  (definition, theorem, proof, ...), exercises and admonitions become boxes with their number and
-  title, ``{cite}`` becomes "(Author et al., year)" (``{cite:t}`` "Author et al. (year)") from
-  ``book/references.bib``, and ``{prf:ref}``, ``{ref}``, ``{numref}``, ``{eq}`` and ``{doc}`` become
-  what the built book shows for them ("Theorem 4.2", a section's title...).  Those numbers and
-  titles are read from the built book (``_build/html``, ``--site``); without it a reference shows
-  the kind and title of its target ("Theorem (Maximizers of the RoPE energy)").  ``(label)=``
-  targets are dropped.
+* ``![caption](fig:<figure-name>)`` places the output of the chapter cell whose
+  ``metadata.mystnb.figure.name`` is ``<figure-name>`` (any chapter: figure names are unique in
+  the book), the full width of the slide, with the book's number and, when the caption is empty,
+  the book's caption.  ``![caption](cell:<chapter>/<cell-id>)`` places the output of the cell with
+  that nbformat id (3-D views and players without a figure name).  Only pictures (SVG, PNG) and
+  widget views are taken from a cell; its printed output never reaches a slide.  A 3-D view is
+  scaled to fill the room the slide leaves it, and carries only the widget state it needs.
+* MyST roles in an outline become what the book shows: ``{prf:ref}`ch1-thm-ascent``` reads
+  "Theorem 1.2", ``{cite:t}`...``` "Author et al. (year)".  The numbers and titles are read from
+  the built book (``<build>/html``, or ``--site``); without it a reference shows the kind and
+  title of its target ("Theorem (Energy ascent)").  Math is written as in the book,
+  ``$...$`` and ``$$...$$``.
+* The speaker notes (press ``s`` in the deck) are the slide's ``Note:`` block: talking points,
+  led by the minutes the slide takes (``- 5 min. ...``; ``measure_deck`` adds them up).
 
-Figures and the pythreejs spheres need the notebook's outputs.  When the book build (``_build``,
-``--build``) holds outputs of the chapter's current code (its execution cache, or its executed
-copy), the deck uses them; otherwise the notebook is executed (with nbclient, in ``book/``,
-storing the widget state); ``--no-execute`` makes text-only decks quickly.  In the deck every
-figure and 3-D view is scaled down when the slide would otherwise overflow the screen.
+The outputs come from the book build (``--build``, default ``_build``): its execution cache
+(``.jupyter_cache``) or its executed copy (``jupyter_execute/book/...``) when that copy's code is
+the chapter's current code; otherwise the chapter is executed (with nbclient, in ``book/``,
+storing the widget state).  Bad input stops the run before anything is executed or written, with
+an ``OutlineError`` naming the file, the slide and what was expected: a missing front matter
+key, a slide without a title, an unknown figure name or cell id.
 
 The decks load reveal.js, MathJax and the widget JavaScript from ``lib/`` beside them, copied
 from the pinned npm packages (``npm ci`` from package-lock.json) and from the book's widget
-JavaScript (``make widget-js``), so they work from ``file://`` with no network.
+JavaScript (``make widget-js``), so they work from ``file://`` with no network.  The page itself
+is ``slides_template/usaav_reveal/deck.html.j2``.
 """
 from __future__ import annotations
 
 import argparse
-import ast
-import copy
+import base64
+import difflib
 import html
+import json
+import os
 import posixpath
 import re
 import shutil
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -64,44 +65,41 @@ except ImportError:  # pragma: no cover
     from tools import lab_cites
 
 ROOT = Path(__file__).resolve().parents[1]
-TEMPLATES = Path(__file__).resolve().parent / "slides_template"
-TEMPLATE_NAME = "usaav_reveal"
+TEMPLATES = Path(__file__).resolve().parent / "slides_template" / "usaav_reveal"
+#: where the outlines live
+OUTLINES = ROOT / "book" / "seminar" / "slides"
+#: the keys every outline's front matter holds
+FRONT_KEYS = ("session", "title", "chapter")
+#: sessions 1..9, and 10 for the optional project talks
+SESSIONS = range(1, 11)
 
-#: how many "lines" fit on one slide (1280 x 800 at the sizes set in the template)
-SLIDE_BUDGET = 24
-#: lines charged for a figure or a 3-D sphere
-FIGURE_LINES = 13
-#: characters per wrapped line of text on a slide
-LINE_CHARS = 95
-#: a code cell with more lines than this shows only its output; its code goes to the notes
-LONG_CODE = 12
-#: printed output with more lines than this goes to the notes too
-LONG_OUTPUT = 8
-#: the cell tag that marks a check cell
-CHECK_TAG = "check"
-#: a comment line that starts the checking part of a cell
-CHECK_COMMENT = re.compile(r"^\s*#\s*CHECK\b")
-
-HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-FENCE_OPEN = re.compile(r"^(\s*)(`{3,}|:{3,})\s*(\{([\w:.-]+)\})?\s*(.*?)\s*$")
 TARGET = re.compile(r"^\s*\([\w:.-]+\)=\s*$")
 ROLE = re.compile(r"\{([\w:.-]+)\}`([^`]*)`")
 EQ_LABEL = re.compile(r"(\$\$)\s*\([\w:.-]+\)\s*$")
-
-PRF_NAMES = {
-    "definition", "theorem", "lemma", "proposition", "corollary", "proof", "remark", "example",
-    "assumption", "conjecture", "algorithm", "axiom", "criterion", "property", "observation",
-}
-ADMONITIONS = {
-    "note", "tip", "warning", "important", "caution", "attention", "danger", "hint", "seealso",
-    "error", "admonition",
-}
 CITE_ROLES = {"cite", "cite:p", "cite:t", "cite:ps", "cite:ts", "cite:alp", "cite:empty",
               "cite:author", "cite:year", "cite:yearpar", "cite:label"}
-SLIDE_TYPES = {"slide", "subslide", "fragment", "skip", "notes", "-"}
 #: the first line of a directive and its options
 DIRECTIVE_HEAD = re.compile(
     r"^(`{3,}|:{3,})\{([\w:-]+)\}[ \t]*(.*)\n((?:[ \t]*:[\w-]+:.*\n)*)", re.M)
+
+#: a slide's title line: "## Title" (or "# Title" on the first slide)
+TITLE_LINE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+#: the line that starts a slide's speaker notes, possibly with the first note on it
+NOTE_LINE = re.compile(r"^Note:\s*(.*)$")
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+#: an image in an outline: ![caption](fig:name) or ![caption](cell:chapter/id) (or anything else)
+IMAGE = re.compile(r"!\[([^\]]*)\]\(\s*([^)\s]*)\s*\)")
+FIG_REF = re.compile(r"^fig:([\w.-]+)$")
+CELL_REF = re.compile(r"^cell:(ch\d\d_\w+)/([\w.-]+)$")
+#: minutes a note says its slide takes: "12 min", "0-10 min" (10), "(of this block: 5)" (5)
+BLOCK_MINUTES = re.compile(r"of this block:\s*(\d+(?:\.\d+)?)")
+RANGE_MINUTES = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)\s*min")
+MINUTES = re.compile(r"(\d+(?:\.\d+)?)\s*min")
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+#: a widget view is scaled up to fill its room, at most by this factor
+MAX_VIEW_ZOOM = 2.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -352,435 +350,557 @@ def rewrite_roles(text: str, ctx) -> str:
     return ROLE.sub(role, "\n".join(lines))
 
 
-def _directive_end(lines: list[str], start: int, fence: str) -> int:
-    """Index of the line closing the fence opened at ``start`` (or len(lines))."""
-    char, width = fence[0], len(fence)
-    for k in range(start + 1, len(lines)):
-        s = lines[k].strip()
-        if len(s) >= width and set(s) == {char}:
-            return k
-    return len(lines)
-
-
-def _split_options(body: list[str]) -> tuple[dict[str, str], list[str]]:
-    opts, k = {}, 0
-    while k < len(body):
-        m = re.match(r"^\s*:([\w-]+):\s*(.*)$", body[k])
-        if not m:
-            break
-        opts[m.group(1)] = m.group(2).strip()
-        k += 1
-    return opts, body[k:]
-
-
-def _box(head: str, title: str, body: str, css: str) -> str:
-    head = f"**{head}**" + (f" ({title})" if title else "") + "."
-    return f'<div class="usaav-box usaav-{css}">\n\n{head}\n\n{body.strip()}\n\n</div>'
-
-
-def units(source: str) -> list[dict]:
-    """Split MyST markdown into top-level units: headings, directives and plain text.
-
-    Each unit is ``{"kind": "heading"|"directive"|"text", ...}``; fenced code blocks and
-    directives are kept whole, so a heading inside a directive does not split it.
-    """
-    lines = source.split("\n")
-    out: list[dict] = []
-    buf: list[str] = []
-
-    def flush():
-        if any(x.strip() for x in buf):
-            out.append({"kind": "text", "text": "\n".join(buf).strip("\n")})
-        buf.clear()
-
-    k = 0
-    while k < len(lines):
-        line = lines[k]
-        fence = FENCE_OPEN.match(line)
-        if fence and not fence.group(1):  # top-level fence
-            end = _directive_end(lines, k, fence.group(2))
-            block = lines[k:end + 1]
-            if fence.group(4):  # a directive
-                flush()
-                opts, body = _split_options(lines[k + 1:end])
-                out.append({"kind": "directive", "name": fence.group(4), "title": fence.group(5),
-                            "options": opts, "body": "\n".join(body).strip("\n"),
-                            "raw": "\n".join(block)})
-            else:  # plain code block
-                buf.extend(block)
-            k = end + 1
-            continue
-        h = HEADING.match(line)
-        if h:
-            flush()
-            out.append({"kind": "heading", "level": len(h.group(1)), "text": line.strip(),
-                        "title": h.group(2)})
-        else:
-            buf.append(line)
-        k += 1
-    flush()
-    return out
-
-
-def render_directive(u: dict, ctx) -> tuple[str, str]:
-    """Markdown for a directive unit and where it goes: ("md"|"notes"|"drop", text)."""
-    ctx = _context(ctx)
-    name, title, body = u["name"], u["title"], u["body"]
-    label = u["options"].get("label") or u["options"].get("name")
-    inner = render_units(units(body), ctx)
-    short = name.split(":")[-1]
-    if name == "solution":
-        target = title.strip()
-        shown = ctx.refs.resolve("ref", target, ctx.doc) or target
-        return "notes", f"**Solution to {shown}.**\n\n{inner}"
-    if name == "bibliography":
-        return "drop", ""
-    if name == "exercise":
-        return "md", _box(ctx.refs.heading(label, "Exercise"), rewrite_roles(title, ctx), inner,
-                          "exercise")
-    if name.startswith("prf:") and short in PRF_NAMES:
-        if short == "proof":
-            return "md", (f'<div class="usaav-box usaav-proof">\n\n*Proof.* {inner.strip()} '
-                          "&#8718;\n\n</div>")
-        return "md", _box(ctx.refs.heading(label, short.capitalize()), rewrite_roles(title, ctx),
-                          inner, short)
-    if name in ADMONITIONS:
-        kind = title if name == "admonition" and title else name.capitalize()
-        return "md", _box(kind, "" if name == "admonition" else rewrite_roles(title, ctx), inner,
-                          "note")
-    if name == "math":
-        return "md", f"$$\n{body}\n$$"
-    if name in {"code", "code-block", "sourcecode"}:
-        return "md", f"```{title}\n{body}\n```"
-    if name in {"figure", "image"}:
-        return "md", _figure(title.strip(), u["options"], inner, label, ctx)
-    # margins, sidebars, tabs and anything else: keep the content
-    return "md", inner
-
-
-def _figure(path: str, options: dict, caption: str, label: str | None, ctx: Context) -> str:
-    """A figure as markdown: the picture inlined (the deck stays one file) and its caption."""
-    import base64
-    import mimetypes
-
-    src = ROOT / posixpath.dirname(ctx.doc) / path if ctx.doc else ROOT / "book" / path
-    alt = options.get("alt", "")
-    if src.is_file():
-        mime = mimetypes.guess_type(src.name)[0] or "image/png"
-        data = base64.b64encode(src.read_bytes()).decode()
-        picture = f'<img src="data:{mime};base64,{data}" alt="{html.escape(alt)}">'
-    else:
-        picture = f"*[{html.escape(alt or path)}]*"
-    number = ctx.refs.number.get(label) if label else None
-    cap = (f"**{number}.** " if number else "") + caption.strip()
-    return f'<figure class="usaav-figure">\n{picture}\n\n{cap}\n\n</figure>'
-
-
-def render_units(us: list[dict], ctx) -> str:
-    ctx = _context(ctx)
-    parts = []
-    for u in us:
-        if u["kind"] == "directive":
-            where, text = render_directive(u, ctx)
-            if where == "md":
-                parts.append(text)
-            elif where == "notes":
-                parts.append(f'<aside class="notes">\n\n{text}\n\n</aside>')
-        else:
-            parts.append(rewrite_roles(u["text"], ctx))
-    return "\n\n".join(parts)
-
 
 # ----------------------------------------------------------------------------------------------
-# code cells: checks and long code go to the notes
+# outlines
 
 
-def _code_line_numbers(source: str) -> set[int]:
-    return {k + 1 for k, line in enumerate(source.split("\n"))
-            if line.strip() and not line.strip().startswith("#")}
+class OutlineError(ValueError):
+    """An outline that does not follow the format: the message names the file, the slide and
+    what was expected."""
 
 
-def check_start(cell) -> int | None:
-    """Where the checking part of a code cell starts (a line index), or None.
+@dataclass
+class Slide:
+    """One slide of an outline: its number (from 1), title, body and notes (markdown)."""
 
-    0 (the whole cell) for a cell tagged ``check``, for a cell whose first code line is a
-    ``# CHECK`` comment, and for a cell at least half of whose code lines belong to ``assert``
-    statements and ``print`` calls, one assert at least (a cell of checks before the cells are
-    tagged); the line of a later ``# CHECK`` comment for a cell that computes first and then
-    checks."""
-    if CHECK_TAG in cell.metadata.get("tags", []):
-        return 0
-    lines = cell.source.split("\n")
-    first_code = next((k for k, line in enumerate(lines) if line.strip()), None)
-    for k, line in enumerate(lines):
-        if CHECK_COMMENT.match(line):
-            return 0 if k == first_code else k
-    try:
-        tree = ast.parse(cell.source)
-    except SyntaxError:  # IPython magics
-        return None
-    code = _code_line_numbers(cell.source)
-    asserts, checks = set(), set()
-    for node in ast.walk(tree):
-        span = set(range(node.lineno, (node.end_lineno or node.lineno) + 1)) \
-            if isinstance(node, ast.stmt) else set()
-        if isinstance(node, ast.Assert):
-            asserts |= span
-            checks |= span
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and \
-                getattr(node.value.func, "id", None) == "print":
-            checks |= span
-    if asserts and code and len(checks & code) >= 0.5 * len(code):
-        return 0
+    number: int
+    title: str
+    body: str
+    notes: str = ""
+    level: int = 2
+    line: int = 0  # the line of the outline where the slide's title is
+
+    @property
+    def images(self) -> list[tuple[str, str]]:
+        """The (caption, address) of every image of the slide, in order."""
+        return IMAGE.findall(self.body)
+
+    @property
+    def minutes(self) -> float | None:
+        """The minutes the slide's notes give it (see ``note_minutes``), or None."""
+        return note_minutes(self.notes)
+
+
+@dataclass
+class Outline:
+    """A session's outline: its file, front matter and slides."""
+
+    path: str
+    meta: dict
+    slides: list[Slide] = field(default_factory=list)
+
+    @property
+    def session(self) -> int:
+        return self.meta["session"]
+
+    @property
+    def name(self) -> str:
+        """The deck's name: session01 ... session10."""
+        return f"session{self.session:02d}"
+
+
+def note_minutes(notes: str) -> float | None:
+    """The minutes a slide takes, read from the first line of its notes: "- 5 min. Point at
+    the bound" gives 5, a stretch of the agenda "- 0-10 min: welcome" gives 10, and
+    "- 10-30 min (of this block: 5)" gives 5.  None when the first line names no minutes."""
+    first = next((line for line in notes.split("\n") if line.strip()), "")
+    for pattern, value in ((BLOCK_MINUTES, lambda m: float(m.group(1))),
+                           (RANGE_MINUTES, lambda m: float(m.group(2)) - float(m.group(1))),
+                           (MINUTES, lambda m: float(m.group(1)))):
+        m = pattern.search(first)
+        if m:
+            return value(m)
     return None
 
 
-def _output_text(cell) -> str:
-    """The printed output of a code cell (streams and plain-text results), as one string."""
-    parts = []
-    for out in cell.get("outputs", []):
-        if out.get("output_type") == "stream":
-            parts.append(out.get("text", ""))
-        elif out.get("output_type") in {"execute_result", "display_data"}:
-            data = out.get("data", {})
-            if "text/plain" in data and not any(k.startswith("image/") or "widget" in k
-                                                for k in data):
-                parts.append(data["text/plain"])
-        elif out.get("output_type") == "error":
-            parts.append(f"{out.get('ename')}: {out.get('evalue')}")
-    return "".join(parts).rstrip("\n")
+def _outside_fences(lines: list[str]):
+    """Yield ``(index, line, in_fence)`` for each line, ``in_fence`` true inside a fenced
+    block (its fence lines included)."""
+    fence = None
+    for k, line in enumerate(lines):
+        m = FENCE.match(line)
+        if fence is None and m:
+            fence = m.group(1)
+            yield k, line, True
+        elif fence is not None:
+            if line.strip().startswith(fence[0] * len(fence)) and \
+                    set(line.strip()) == {fence[0]}:
+                fence = None
+            yield k, line, True
+        else:
+            yield k, line, False
 
 
-def _rich(out) -> bool:
-    data = out.get("data", {})
-    return any(k.startswith("image/") or k == "application/vnd.jupyter.widget-view+json"
-               or k == "text/html" for k in data)
+def parse_front_matter(lines: list[str], path: str) -> tuple[dict, int]:
+    """The front matter of an outline's lines and the index of the line after it."""
+    import yaml
+
+    expected = ", ".join(FRONT_KEYS)
+    if not lines or lines[0].strip() != "---":
+        raise OutlineError(f"{path}: line 1: expected the front matter: a line '---', the keys "
+                           f"{expected} (YAML), and a line '---'")
+    end = next((k for k in range(1, len(lines)) if lines[k].strip() == "---"), None)
+    if end is None:
+        raise OutlineError(f"{path}: the front matter opened on line 1 is never closed by a "
+                           "line '---'")
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError as exc:
+        raise OutlineError(f"{path}: the front matter is not YAML: {exc}") from None
+    if not isinstance(meta, dict):
+        raise OutlineError(f"{path}: the front matter must be YAML keys ({expected}), "
+                           f"not {type(meta).__name__}")
+    missing = [k for k in FRONT_KEYS if k not in meta]
+    if missing:
+        raise OutlineError(f"{path}: the front matter has no key {', '.join(map(repr, missing))} "
+                           f"(expected the keys {expected})")
+    session = meta["session"]
+    if not isinstance(session, int) or isinstance(session, bool) or session not in SESSIONS:
+        raise OutlineError(f"{path}: front matter: session must be a whole number from "
+                           f"{SESSIONS.start} to {SESSIONS.stop - 1}, not {session!r}")
+    if not isinstance(meta["title"], str) or not meta["title"].strip():
+        raise OutlineError(f"{path}: front matter: title must be a non-empty text, "
+                           f"not {meta['title']!r}")
+    if not isinstance(meta["chapter"], str) or not re.fullmatch(r"ch\d\d_\w+", meta["chapter"]):
+        raise OutlineError(f"{path}: front matter: chapter must be a chapter's file name "
+                           f"without suffix (like ch01_particles), not {meta['chapter']!r}")
+    return meta, end + 1
 
 
-def _fence(text: str, lang: str = "") -> str:
-    ticks = "```"
-    while ticks in text:
-        ticks += "`"
-    return f"{ticks}{lang}\n{text}\n{ticks}"
+def _slide(chunk: list[str], first_line: int, number: int, path: str) -> Slide:
+    """One slide from its lines (``first_line``: the 1-based line of ``chunk[0]``)."""
+    where = f"{path}: slide {number} (line {first_line})"
+    body: list[str] = []
+    notes: list[str] | None = None
+    title = None
+    for k, line, in_fence in _outside_fences(chunk):
+        if notes is not None:
+            notes.append(line)
+            continue
+        note = None if in_fence else NOTE_LINE.match(line)
+        if note:
+            notes = [note.group(1)] if note.group(1).strip() else []
+            continue
+        heading = None if in_fence else TITLE_LINE.match(line)
+        if title is None:
+            if not line.strip():
+                continue
+            levels = "'# Title' or '## Title'" if number == 1 else "'## Title'"
+            if heading is None or len(heading.group(1)) > 2 or \
+                    (len(heading.group(1)) == 1 and number > 1) or not heading.group(2):
+                raise OutlineError(f"{where}: a slide must start with one title line "
+                                   f"{levels}, not {line.strip()[:60]!r}")
+            title = (heading.group(2), len(heading.group(1)), first_line + k)
+            continue
+        if heading is not None and len(heading.group(1)) <= 2:
+            raise OutlineError(f"{path}: slide {number} (line {first_line + k}): a second title "
+                               f"line {line.strip()[:60]!r}; one title a slide (a line '---' "
+                               "between slides)")
+        body.append(line)
+    if title is None:
+        raise OutlineError(f"{where}: a slide without a title: expected a title line "
+                           f"{'# Title or ' if number == 1 else ''}'## Title'")
+    text, level, line_no = title
+    return Slide(number=number, title=text, body="\n".join(body).strip("\n"),
+                 notes="\n".join(notes or []).strip("\n"), level=level, line=line_no)
 
 
-def split_code_cell(cell) -> tuple[object | None, str]:
-    """What a code cell puts on the slide and in the notes.
+def parse_outline(text: str, path: str = "outline") -> Outline:
+    """Read an outline (see the module's docstring) into its front matter and slides.
 
-    Returns ``(shown, notes)``: ``shown`` is a copy of the cell for the slide or None, and
-    ``notes`` markdown for the speaker notes ("" for none).  A check cell goes to the notes
-    whole, with its printed output (a figure or sphere it makes stays on the slide); the part
-    of a cell from a later ``# CHECK`` comment and the code of a cell longer than
-    ``LONG_CODE`` lines go to the notes, the rest of the cell and its output stay; printed
-    output longer than ``LONG_OUTPUT`` lines goes to the notes too."""
-    c = copy.deepcopy(cell)
-    tags = c.metadata.get("tags", [])
-    hidden_input = "remove-input" in tags
-    notes = []
-    start = check_start(c)
-    source = c.source.rstrip()
-    if start is not None and not hidden_input:
-        checked = "\n".join(source.split("\n")[start:]).strip("\n")
-        source = "\n".join(source.split("\n")[:start]).rstrip()
-        notes.append("**Check** (the notebook runs it; it fails loudly if the claim does "
-                     "not hold):\n\n" + _fence(checked, "python"))
-    if source and not hidden_input and len(source.split("\n")) > LONG_CODE:
-        what = "**Code** (its output is on the slide):" if c.get("outputs") else "**Code:**"
-        notes.insert(0, what + "\n\n" + _fence(source, "python"))
-        source = ""
-    printed = _output_text(c)
-    keep_outputs = [o for o in c.get("outputs", []) if _rich(o)]
-    if printed and (start == 0 or len(printed.split("\n")) > LONG_OUTPUT):
-        notes.append("**Output:**\n\n" + _fence(printed))
-    else:
-        keep_outputs = [o for o in c.get("outputs", [])
-                        if o.get("output_type") != "error"]
-    c.source = source
-    c.outputs = keep_outputs
-    if not source or hidden_input:
-        c.metadata.setdefault("jupyter", {})["source_hidden"] = True
-        c.metadata["transient"] = {"remove_source": True}
-    shown = c if (source and not hidden_input) or c.outputs else None
-    return shown, "\n\n".join(notes)
+    Raises OutlineError naming ``path``, the slide and what was expected."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    meta, start = parse_front_matter(lines, path)
+    chunks: list[tuple[int, list[str]]] = []
+    current: list[str] = []
+    current_start = start
+    for k, line, in_fence in _outside_fences(lines[start:]):
+        if not in_fence and line.strip() == "---":
+            chunks.append((current_start, current))
+            current, current_start = [], start + k + 1
+        else:
+            current.append(line)
+    chunks.append((current_start, current))
+    # blank space before the first slide and after the last is no slide
+    while chunks and not any(x.strip() for x in chunks[0][1]):
+        chunks.pop(0)
+    while chunks and not any(x.strip() for x in chunks[-1][1]):
+        chunks.pop()
+    if not chunks:
+        raise OutlineError(f"{path}: no slides after the front matter")
+    slides = [_slide(chunk, first + 1, number, path)
+              for number, (first, chunk) in enumerate(chunks, 1)]
+    return Outline(path=path, meta=meta, slides=slides)
+
+
+def read_outline(path: Path) -> Outline:
+    """The outline in the file ``path`` (named in errors relative to the project)."""
+    path = Path(path)
+    if not path.is_file():
+        raise OutlineError(f"{path}: no such outline file")
+    try:
+        shown = path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        shown = str(path)
+    return parse_outline(path.read_text(encoding="utf-8"), shown)
+
+
+def outline_paths(folder: Path = OUTLINES) -> list[Path]:
+    """Every session outline in ``folder``, in session order."""
+    return sorted(Path(folder).glob("session*.md"))
 
 
 # ----------------------------------------------------------------------------------------------
-# slide structure
+# pictures: which chapter cell each reference names
 
 
-def text_lines(text: str) -> int:
-    """Estimated slide lines taken by a piece of markdown."""
-    n = 0.0
-    in_math = False
-    for line in text.split("\n"):
-        s = line.strip()
-        if s.startswith("$$"):
-            in_math = not in_math if s.count("$$") == 1 else in_math
-            n += 1
-            continue
-        if not s or s.startswith("<div") or s == "</div>":
-            continue
-        n += 1.4 if in_math else max(1, -(-len(s) // LINE_CHARS))
-    return int(round(n))
+@dataclass(frozen=True)
+class Picture:
+    """A picture an outline asks for: the chapter and cell whose output it is."""
+
+    address: str  # as written: fig:name or cell:chapter/id
+    chapter: str  # ch01_particles
+    cell_id: str
+    figure: str = ""  # the figure name, for fig: addresses
 
 
-def code_lines(cell) -> int:
-    """Estimated slide lines taken by a code cell with its outputs."""
-    hidden = cell.metadata.get("transient", {}).get("remove_source") or \
-        "remove-input" in cell.metadata.get("tags", [])
-    n = 0 if hidden or not cell.source.strip() else len(cell.source.strip().split("\n")) + 1
-    big = False
-    for out in cell.get("outputs", []):
-        data = out.get("data", {})
-        if any(k.startswith("image/") for k in data) or \
-                "application/vnd.jupyter.widget-view+json" in data:
-            big = True
-        elif out.get("output_type") == "stream":
-            n += min(LONG_OUTPUT, len(out.get("text", "").rstrip("\n").split("\n"))) + 1
-        elif "text/plain" in data:
-            n += min(6, len(data["text/plain"].split("\n"))) + 1
-    if not cell.get("outputs") and re.search(
-            r"SphereView|TrajectoryPlayer|TwinView|Explorer|Dashboard|plt\.|plot_sphere|"
-            r"plot_energy", cell.source):
-        big = True
-    return n + (FIGURE_LINES if big else 0)
+def chapter_paths(book: Path | None = None) -> dict[str, Path]:
+    """The chapter notebooks of the book by name: {"ch01_particles": .../ch01_particles.ipynb}."""
+    book = Path(book) if book is not None else ROOT / "book"
+    return {p.stem: p for p in sorted(book.glob("ch[0-9][0-9]_*.ipynb"))}
 
 
-def figure_caption(cell, ctx: Context) -> str:
-    """The caption of a code cell's figure (myst-nb's ``mystnb.figure`` cell metadata), with the
-    number the built book gives it ("**Figure 4.1.** ..."), or ""."""
-    fig = (cell.metadata.get("mystnb") or {}).get("figure") or {}
-    caption = str(fig.get("caption", "")).strip()
-    if not caption:
-        return ""
-    number = ctx.refs.number.get(fig.get("name", "")) if fig.get("name") else None
-    text = rewrite_roles(caption, ctx)
-    return '<div class="usaav-caption">\n\n' + (f"**{number}.** " if number else "") + \
-        text + "\n\n</div>"
-
-
-def _keyprefix(nb) -> str:
+def figure_names(nb) -> dict[str, str]:
+    """Map each figure name of a notebook (``metadata.mystnb.figure.name``) to its cell's id."""
+    names = {}
     for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            m = re.search(r":keyprefix:\s*(\S+)", cell.source)
-            if m:
-                return m.group(1)
-    return ""
+        fig = (cell.get("metadata", {}).get("mystnb") or {}).get("figure") or {}
+        if cell.get("cell_type") == "code" and fig.get("name"):
+            names[str(fig["name"])] = cell.get("id", "")
+    return names
 
 
-def slide_cells(nb, bib: dict | None = None, refs: Refs | None = None,
-                doc: str = "") -> nbformat.NotebookNode:
-    """A copy of ``nb`` whose cells carry reveal.js slide types derived from its structure.
+def resolve_pictures(outline: Outline, notebooks: dict) -> dict[str, Picture]:
+    """Find the cell behind every picture of ``outline`` in ``notebooks`` ({chapter name:
+    notebook}, the sources suffice: no outputs are read).
 
-    ``refs`` (see ``Refs``) gives the numbers and titles that references show (default: the
-    kinds and titles of the notebook's own blocks); ``doc`` is the notebook's path in the book
-    without suffix ("book/ch04_rope"), for ``{doc}`` links."""
-    if refs is None:
-        refs = Refs().read_source(nb)  # kinds and titles of the notebook's own blocks
-    ctx = Context(bib=bib, refs=refs, doc=doc, keyprefix=_keyprefix(nb))
-    out = copy.deepcopy(nb)
-    cells = []
-    used = SLIDE_BUDGET  # nothing on screen yet: the first material starts a slide
-    in_references = False
-
-    def add(cell, kind, lines, forced=None):
-        nonlocal used
-        if forced in SLIDE_TYPES:
-            kind = forced
-        elif kind == "auto":
-            if used + lines > SLIDE_BUDGET and used > 0:
-                kind = "subslide" if cells else "slide"
+    Raises OutlineError for an address that is neither ``fig:`` nor ``cell:``, a figure name no
+    chapter has, a chapter that does not exist and a cell id the chapter does not have; also for
+    a front matter ``chapter`` that is not one of ``notebooks``."""
+    if outline.meta["chapter"] not in notebooks:
+        raise OutlineError(f"{outline.path}: front matter: chapter {outline.meta['chapter']!r} "
+                           f"is not a chapter of the book (expected one of "
+                           f"{', '.join(sorted(notebooks))})")
+    figures: dict[str, tuple[str, str]] = {}
+    for chapter, nb in notebooks.items():
+        for name, cell_id in figure_names(nb).items():
+            figures[name] = (chapter, cell_id)
+    found: dict[str, Picture] = {}
+    for slide in outline.slides:
+        where = f"{outline.path}: slide {slide.number} ({slide.title!r})"
+        for _, address in slide.images:
+            fig, cell = FIG_REF.match(address), CELL_REF.match(address)
+            if fig:
+                name = fig.group(1)
+                if name not in figures:
+                    near = difflib.get_close_matches(name, list(figures), n=3)
+                    raise OutlineError(f"{where}: unknown figure name {name!r}: expected the "
+                                       "metadata.mystnb.figure.name of a chapter cell"
+                                       + (f" (did you mean {', '.join(near)}?)" if near else ""))
+                chapter, cell_id = figures[name]
+                found[address] = Picture(address, chapter, cell_id, name)
+            elif cell:
+                chapter, cell_id = cell.groups()
+                if chapter not in notebooks:
+                    raise OutlineError(f"{where}: {address!r}: no chapter {chapter!r} (expected "
+                                       f"one of {', '.join(sorted(notebooks))})")
+                ids = [c.get("id") for c in notebooks[chapter].cells
+                       if c.get("cell_type") == "code"]
+                if cell_id not in ids:
+                    near = difflib.get_close_matches(cell_id, [i for i in ids if i], n=3)
+                    raise OutlineError(f"{where}: {chapter} has no code cell with id {cell_id!r}"
+                                       + (f" (did you mean {', '.join(near)}?)" if near else ""))
+                found[address] = Picture(address, chapter, cell_id)
             else:
-                kind = "-"
-        if kind in ("slide", "subslide"):
-            used = lines
-        elif kind not in ("notes", "skip"):
-            used += lines
-        cell.metadata["slideshow"] = {"slide_type": kind}
-        cells.append(cell)
+                raise OutlineError(f"{where}: image address {address!r}: expected "
+                                   "fig:<figure-name> or cell:<chapter>/<cell-id> (pictures come "
+                                   "from the executed chapter)")
+    return found
 
-    for cell in nb.cells:
-        forced = cell.metadata.get("slideshow", {}).get("slide_type")
-        tags = cell.metadata.get("tags", [])
-        if "remove-cell" in tags:
-            continue
-        if cell.cell_type == "code":
-            if in_references:
-                continue
-            c = copy.deepcopy(cell)
-            if "remove-output" in tags:
-                c.outputs = []
-            shown, notes = split_code_cell(c)
-            if notes:
-                add(nbformat.v4.new_markdown_cell(notes), "notes", 0)
-            if shown is not None:
-                caption = figure_caption(c, ctx)
-                add(shown, "auto", code_lines(shown) + (2 if caption else 0), forced)
-                if caption:
-                    add(nbformat.v4.new_markdown_cell(caption), "-", 0)
-            continue
-        if cell.cell_type != "markdown":
-            continue
-        # split the cell at headings; group plain units with the preceding heading
-        pending: list[dict] = []
 
-        def emit(kind_hint, group, first):
-            nonlocal in_references
-            if not group:
-                return
-            md = render_units(group, ctx)
-            if not md.strip():
-                return
-            c = nbformat.v4.new_markdown_cell(md)
-            add(c, kind_hint, text_lines(md), forced if first else None)
-
-        first = True
-        for u in units(cell.source):
-            if u["kind"] == "heading":
-                emit("auto", pending, first)
-                first = first and not pending
-                pending = []
-                in_references = u["title"].strip().lower() in {"references", "bibliography"}
-                if in_references:
-                    continue
-                kind = "slide" if u["level"] <= 2 else "subslide"
-                c = nbformat.v4.new_markdown_cell(rewrite_roles(u["text"], ctx))
-                add(c, kind, 2, forced if first else None)
-                first = False
-                continue
-            if in_references:
-                continue
-            if u["kind"] == "directive" and u["name"] == "solution":
-                emit("auto", pending, first)
-                first = first and not pending
-                pending = []
-                where, text = render_directive(u, ctx)
-                add(nbformat.v4.new_markdown_cell(text), "notes", 0)
-                continue
-            if u["kind"] == "directive" and u["name"] == "exercise":
-                emit("auto", pending, first)
-                first = first and not pending
-                pending = []
-                md = render_units([u], ctx)
-                add(nbformat.v4.new_markdown_cell(md), "subslide", text_lines(md))
-                continue
-            if u["kind"] == "directive":
-                # a block of its own: it may start a sub-slide, never splits
-                emit("auto", pending, first)
-                first = first and not pending
-                pending = []
-                md = render_units([u], ctx)
-                if md.strip():
-                    add(nbformat.v4.new_markdown_cell(md), "auto", text_lines(md))
-                continue
-            pending.append(u)
-        emit("auto", pending, first)
-    out.cells = cells
-    return out
+def source_notebooks(book: Path | None = None) -> dict:
+    """The chapter notebooks as saved (no outputs), by chapter name."""
+    return {name: nbformat.read(p, as_version=4) for name, p in chapter_paths(book).items()}
 
 
 # ----------------------------------------------------------------------------------------------
-# execution and export
+# markdown, math and pictures to HTML
+
+
+def _markdown():
+    """A CommonMark renderer (tables, raw HTML) whose ``$...$`` and ``$$...$$`` reach MathJax
+    untouched, as ``\\(...\\)`` and ``\\[...\\]``."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    md.use(dollarmath_plugin, double_inline=True)
+
+    def inline(self, tokens, idx, options, env):
+        return "\\(" + html.escape(tokens[idx].content, quote=False) + "\\)"
+
+    def block(self, tokens, idx, options, env):
+        return ('<div class="usaav-math">\\[' + html.escape(tokens[idx].content, quote=False)
+                + "\\]</div>\n")
+
+    def fence(self, tokens, idx, options, env):
+        token = tokens[idx]
+        lang = token.info.strip().split()[0] if token.info.strip() else ""
+        cls = f' class="language-{html.escape(lang)}"' if lang else ""
+        return (f"<pre><code{cls}>{html.escape(token.content.rstrip(), quote=False)}"
+                "</code></pre>\n")
+
+    md.add_render_rule("fence", fence)
+    md.add_render_rule("math_inline", inline)
+    md.add_render_rule("math_inline_double", block)
+    md.add_render_rule("math_block", block)
+    md.add_render_rule("math_block_label", block)
+    return md
+
+
+_MD = None
+
+
+def markdown_html(text: str, ctx: Context | None = None, inline: bool = False) -> str:
+    """HTML of a piece of an outline: MyST roles rewritten (``rewrite_roles``), then markdown."""
+    global _MD
+    if _MD is None:
+        _MD = _markdown()
+    text = rewrite_roles(text, ctx if ctx is not None else Context(bib={}))
+    return _MD.renderInline(text) if inline else _MD.render(text)
+
+
+def _model_refs(value):
+    """The widget model ids a widget state value names (``"IPY_MODEL_<id>"``)."""
+    if isinstance(value, str) and value.startswith("IPY_MODEL_"):
+        yield value[len("IPY_MODEL_"):]
+    elif isinstance(value, list):
+        for v in value:
+            yield from _model_refs(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _model_refs(v)
+
+
+def widget_closure(state: dict, roots) -> set[str]:
+    """The models the views ``roots`` need: every model they name, recursively, and every model
+    without a view (a link between two sliders, say) that names one of those."""
+    need: set[str] = set()
+    stack = list(roots)
+    while True:
+        while stack:
+            m = stack.pop()
+            if m in need or m not in state:
+                continue
+            need.add(m)
+            stack.extend(_model_refs(state[m].get("state", {})))
+        links = [m for m, model in state.items() if m not in need
+                 and model.get("state", {}).get("_view_name") is None
+                 and need & set(_model_refs(model.get("state", {})))]
+        if not links:
+            return need
+        stack.extend(links)
+
+
+def _picture_outputs(cell) -> list[tuple[str, object]]:
+    """The pictures among a cell's outputs: ("svg"|"png", data) and ("view", model id)."""
+    shown = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") not in {"display_data", "execute_result"}:
+            continue
+        data = out.get("data", {})
+        if WIDGET_VIEW in data:
+            shown.append(("view", data[WIDGET_VIEW]["model_id"]))
+        elif "image/svg+xml" in data:
+            svg = data["image/svg+xml"]
+            shown.append(("svg", "".join(svg) if isinstance(svg, list) else svg))
+        elif "image/png" in data:
+            shown.append(("png", data["image/png"]))
+    return shown
+
+
+def _cell(nb, cell_id: str):
+    return next(c for c in nb.cells if c.get("id") == cell_id)
+
+
+def picture_html(picture: Picture, caption: str, nb, ctx: Context, where: str,
+                 views: list[str]) -> str:
+    """The HTML of one picture: the cell's images and widget views and a caption.
+
+    ``caption`` is the outline's (markdown; empty: the book's caption of the figure).  The model
+    ids of the widget views are appended to ``views``.  ``nb`` None: a framed placeholder (decks
+    made without outputs)."""
+    cell = _cell(nb, picture.cell_id) if nb is not None else None
+    fig = ((cell or {}).get("metadata", {}).get("mystnb") or {}).get("figure") or {}
+    text = caption.strip() or str(fig.get("caption", "")).strip()
+    number = ctx.refs.number.get(picture.figure) if picture.figure else None
+    cap = markdown_html(text, ctx, inline=True) if text else ""
+    if number:
+        cap = f'<span class="usaav-fignum">{html.escape(number)}</span> ' + cap
+    figcaption = f"<figcaption>{cap}</figcaption>" if cap else ""
+    if nb is None:
+        return (f'<figure class="usaav-figure usaav-placeholder" data-picture="'
+                f'{html.escape(picture.address)}"><div class="usaav-picture">'
+                f"<span>{html.escape(picture.address)}</span></div>{figcaption}</figure>")
+    parts = _picture_outputs(cell)
+    if not parts:
+        kinds = sorted({o.get("output_type", "?") for o in cell.get("outputs", [])}) or ["none"]
+        raise OutlineError(f"{where}: {picture.address} ({picture.chapter}/{picture.cell_id}) "
+                           f"shows no picture or 3-D view (its outputs: {', '.join(kinds)}); "
+                           "was the chapter executed?")
+    blocks = []
+    for kind, data in parts:
+        if kind == "view":
+            views.append(data)
+            view = json.dumps({"model_id": data, "version_major": 2, "version_minor": 0})
+            blocks.append('<div class="usaav-view"><div class="usaav-zoom">'
+                          f'<script type="{WIDGET_VIEW}">{view}</script></div></div>')
+        else:
+            if kind == "svg":
+                data = base64.b64encode(data.encode("utf-8")).decode("ascii")
+            mime = "image/svg+xml" if kind == "svg" else "image/png"
+            alt = html.escape(re.sub(r"[$*`]", "", rewrite_roles(text, ctx)), quote=True)
+            blocks.append(f'<img src="data:{mime};base64,{"".join(data.split())}" alt="{alt}">')
+    kind = "view" if any(k == "view" for k, _ in parts) else "image"
+    return (f'<figure class="usaav-figure usaav-{kind}" data-picture="'
+            f'{html.escape(picture.address)}"><div class="usaav-picture">{"".join(blocks)}</div>'
+            f"{figcaption}</figure>")
+
+
+def slide_html(slide: Slide, outline: Outline, pictures: dict[str, Picture], notebooks: dict,
+               ctx: Context, views: list[str]) -> str:
+    """One ``<section>`` of the deck."""
+    where = f"{outline.path}: slide {slide.number} ({slide.title!r})"
+    placed: list[str] = []
+
+    def place(m):
+        caption, address = m.group(1), m.group(2)
+        picture = pictures[address]
+        nb = None if notebooks is None else notebooks[picture.chapter]
+        placed.append(picture_html(picture, caption, nb, ctx, where, views))
+        return f"\n\nUSAAVPICTURE{len(placed) - 1}END\n\n"
+
+    body = markdown_html(IMAGE.sub(place, slide.body), ctx)
+    for k, block in enumerate(placed):
+        body = body.replace(f"<p>USAAVPICTURE{k}END</p>", block).replace(
+            f"USAAVPICTURE{k}END", block)
+    title = markdown_html(slide.title, ctx, inline=True)
+    tag = "h1" if slide.level == 1 else "h2"
+    classes = ["usaav-slide"]
+    if slide.number == 1:
+        classes.append("usaav-title-slide")
+    if placed:
+        classes.append("usaav-has-picture")
+    attrs = f' data-minutes="{slide.minutes:g}"' if slide.minutes is not None else ""
+    notes = (f'\n<aside class="notes">{markdown_html(slide.notes, ctx)}</aside>'
+             if slide.notes.strip() else "")
+    return (f'<section class="{" ".join(classes)}" data-slide="{slide.number}"{attrs}>'
+            f'<div class="usaav-frame"><{tag}>{title}</{tag}>'
+            f'<div class="usaav-body">{body}</div></div>{notes}</section>')
+
+
+def deck_html(outline: Outline, notebooks: dict | None, ctx: Context | None = None,
+              lib: str = "lib", book: dict | None = None) -> str:
+    """The deck of ``outline`` as one HTML page.
+
+    ``notebooks``: the executed chapters by name (the pictures' outputs and widget state), or
+    None for a deck whose pictures are framed placeholders.  ``book``: the chapters the
+    references are resolved against (default: the saved notebooks)."""
+    import jinja2
+
+    ctx = ctx if ctx is not None else Context()
+    pictures = resolve_pictures(outline, book if book is not None else source_notebooks())
+    views: list[str] = []
+    sections = [slide_html(s, outline, pictures, notebooks, ctx, views) for s in outline.slides]
+    state = {}
+    if views:
+        for nb in (notebooks or {}).values():
+            full = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+            for m in widget_closure(full, views):
+                state[m] = full[m]
+        missing = [v for v in views if v not in state]
+        if missing:
+            raise OutlineError(f"{outline.path}: the widget state of the views {missing} is not "
+                               "in the executed chapter (executed without storing it?)")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+                             autoescape=False, keep_trailing_newline=True)
+    widget_state = json.dumps({"version_major": 2, "version_minor": 0, "state": state},
+                              separators=(",", ":")).replace("</", "<\\/") if state else ""
+    return env.get_template("deck.html.j2").render(
+        title=f"Session {outline.session}: {outline.meta['title']}",
+        footer=html.escape(f"Session {outline.session} · {outline.meta['title']}"),
+        sections="\n\n".join(sections), widget_state=widget_state, lib=lib,
+        max_zoom=MAX_VIEW_ZOOM)
+
+
+# ----------------------------------------------------------------------------------------------
+# measuring a deck
+
+
+#: words that only debug output puts on a slide
+DEBUG_WORDS = re.compile(r"embedded state|\bbytes\b|Traceback|<Figure size", re.I)
+
+
+@dataclass
+class DeckMeasure:
+    """What a deck holds: slides, how many are titled, carry code, have speaker notes, the
+    minutes the notes add up to, and the text each slide shows (notes left out)."""
+
+    slides: int
+    titled: int
+    code: int
+    notes: int
+    minutes: float
+    shown: list[str]
+
+    def share(self, what: str) -> float:
+        return getattr(self, what) / self.slides if self.slides else 0.0
+
+    def debug_lines(self) -> list[str]:
+        """Lines a slide shows that read like debug output ("embedded state 898804 bytes")."""
+        return [f"slide {k}: {line.strip()}" for k, text in enumerate(self.shown, 1)
+                for line in text.split("\n") if DEBUG_WORDS.search(line)]
+
+
+def measure_deck(page: str) -> DeckMeasure:
+    """Measure a deck's HTML (``deck_html``, or any reveal.js page): its leaf slides, titled
+    (a heading with text), with code (a ``<pre>``), with notes (a non-empty ``aside.notes``)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(page, "html.parser")
+    leaves = [s for s in soup.select(".reveal .slides section") if s.find("section") is None]
+    titled = code = notes = 0
+    minutes = 0.0
+    shown = []
+    for s in leaves:
+        aside = [a for a in s.select("aside.notes")]
+        if any(a.get_text(strip=True) for a in aside):
+            notes += 1
+        for a in aside:
+            a.extract()
+        for script in s.find_all("script"):
+            script.extract()
+        heading = s.find(re.compile(r"^h[12]$"))
+        titled += heading is not None and bool(heading.get_text(strip=True))
+        code += s.find("pre") is not None
+        minutes += float(s.get("data-minutes", 0) or 0)
+        shown.append(s.get_text("\n"))
+    return DeckMeasure(len(leaves), titled, code, notes, minutes, shown)
+
+
+# ----------------------------------------------------------------------------------------------
+# outputs of the book build, execution, files
 
 
 def execute(nb, cwd: Path, timeout: int = 600):
@@ -792,36 +912,6 @@ def execute(nb, cwd: Path, timeout: int = 600):
     client.execute()
     return nb
 
-
-def exporter(lib: str = "lib"):
-    from nbconvert import SlidesExporter
-
-    exp = SlidesExporter(extra_template_basedirs=[str(TEMPLATES)], template_name=TEMPLATE_NAME)
-    exp.reveal_url_prefix = f"{lib}/reveal.js"
-    exp.reveal_theme = "white"
-    exp.reveal_transition = "none"
-    exp.reveal_number = "c/t"
-    exp.require_js_url = f"{lib}/widgets-js/require.js"
-    exp.widget_renderer_url = f"{lib}/widgets-js/embed-amd.js"
-    exp.mathjax_url = f"{lib}/mathjax/tex-chtml-full.js"
-    exp.jquery_url = ""
-    exp.mermaid_js_url = ""
-    exp.exclude_input_prompt = True
-    exp.exclude_output_prompt = True
-    return exp
-
-
-def chapter_title(nb) -> str:
-    """The chapter's title: the first level-1 heading of a cell the book shows (a cell tagged
-    ``remove-cell``, JupyterLab's numbering cell say, is not read: its comments are not
-    headings)."""
-    for cell in nb.cells:
-        if cell.cell_type == "markdown" and "remove-cell" not in cell.metadata.get("tags", []):
-            for line in cell.source.split("\n"):
-                h = HEADING.match(line)
-                if h and len(h.group(1)) == 1:
-                    return h.group(2)
-    return ""
 
 
 def doc_name(path: Path) -> str:
@@ -875,27 +965,6 @@ def executed_copy(path: Path, build: Path | None):
     return done
 
 
-def convert(path: Path, out_dir: Path, run: bool = True, lib: str = "lib",
-            refs: Refs | None = None, build: Path | None = None) -> Path:
-    """Write the deck of the notebook ``path`` to ``out_dir/<stem>.html`` and return its path.
-
-    ``build``: the book's build folder, whose outputs of the notebook are used when they are
-    the outputs of its code (see ``executed_copy``); else the notebook runs when ``run``.
-    ``refs``: the numbers and titles references show (``Refs.from_site``)."""
-    path = Path(path)
-    nb = executed_copy(path, build) if run else None
-    if nb is None:
-        nb = nbformat.read(path, as_version=4)
-        if run:
-            execute(nb, path.parent)
-    deck = slide_cells(nb, refs=refs, doc=doc_name(path))
-    deck.metadata["title"] = chapter_title(nb) or path.stem
-    body, _ = exporter(lib).from_notebook_node(deck, resources={"usaav_lib": lib})
-    out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / f"{path.stem}.html"
-    target.write_text(body, encoding="utf-8")
-    return target
-
 
 def book_refs(site: Path | None) -> Refs:
     """References as the built book at ``site`` shows them; from the sources (kinds and titles,
@@ -932,47 +1001,106 @@ def copy_libs(out_dir: Path, node_modules: Path, widget_js: Path) -> None:
             shutil.copytree(src, dst)
 
 
-def write_index(out_dir: Path, decks: list[tuple[Path, str]]) -> None:
-    items = "\n".join(f'<li><a href="{p.name}">{html.escape(t)}</a></li>' for p, t in decks)
-    (out_dir / "index.html").write_text(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Slides</title>"
-        "</head><body><h1>Slides</h1>\n<p>One reveal.js deck per chapter. Arrow keys move; "
-        "<kbd>s</kbd> opens the speaker notes (solutions of the exercises); <kbd>Esc</kbd> shows "
-        f"an overview.</p>\n<ul>\n{items}\n</ul></body></html>\n", encoding="utf-8")
+
+def executed_chapter(path: Path, build: Path | None, run: bool = True):
+    """The chapter ``path`` with outputs: the book build's (``executed_copy``), else executed
+    here when ``run``, else None."""
+    nb = executed_copy(path, build)
+    if nb is None and run:
+        nb = nbformat.read(path, as_version=4)
+        execute(nb, path.parent)
+    return nb
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename; a target that exists
+    and is not a regular file is refused."""
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        raise SystemExit(f"{path} exists and is not a regular file: not overwritten")
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_index(out_dir: Path, decks: list[tuple[Path, Outline]]) -> None:
+    items = "\n".join(f'<li><a href="{p.name}">Session {o.session}: {html.escape(o.meta["title"])}'
+                      "</a></li>" for p, o in decks)
+    write_file(out_dir / "index.html",
+               "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Slides"
+               "</title></head><body><h1>Slides</h1>\n<p>One reveal.js deck per session. Arrow "
+               "keys move; <kbd>s</kbd> opens the speaker notes (talking points and minutes); "
+               f"<kbd>Esc</kbd> shows an overview.</p>\n<ul>\n{items}\n</ul></body></html>\n")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("notebooks", nargs="*", type=Path, help="default: book/ch*.ipynb")
+    ap.add_argument("outlines", nargs="*", type=Path,
+                    help="default: book/seminar/slides/session*.md")
     ap.add_argument("--out", type=Path, default=ROOT / "_build" / "slides")
-    ap.add_argument("--no-execute", action="store_true", help="do not run the notebooks")
-    ap.add_argument("--site", type=Path, default=ROOT / "_build" / "html",
-                    help="the built book, for the numbers and titles references show")
     ap.add_argument("--build", type=Path, default=ROOT / "_build",
-                    help="the book's build folder: its outputs of a notebook are used instead "
+                    help="the book's build folder: its outputs of a chapter are used instead "
                          "of running it")
+    ap.add_argument("--site", type=Path, default=None,
+                    help="the built book, for the numbers and titles references show "
+                         "(default: <build>/html)")
+    ap.add_argument("--no-execute", action="store_true",
+                    help="run no chapter: pictures the build lacks become framed captions")
     ap.add_argument("--node-modules", type=Path, default=ROOT / "node_modules")
     ap.add_argument("--widget-js", type=Path, default=ROOT / "_static_widgets" / "widgets-js")
     args = ap.parse_args(argv)
-    notebooks = args.notebooks or sorted((ROOT / "book").glob("ch*.ipynb"))
-    if not notebooks:
-        print("no chapter notebooks found", file=sys.stderr)
+    t_all = time.perf_counter()
+    paths = args.outlines or outline_paths()
+    if not paths:
+        print(f"no outlines in {OUTLINES}", file=sys.stderr)
         return 1
+    book = source_notebooks()
+    try:  # every outline is read and checked before anything runs
+        outlines = [read_outline(p) for p in paths]
+        pictures = {o.path: resolve_pictures(o, book) for o in outlines}
+    except OutlineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    names = [o.name for o in outlines]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        print(f"error: two outlines for {', '.join(twice)}", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
     copy_libs(args.out, args.node_modules, args.widget_js)
-    refs = book_refs(args.site)
+    site = args.site if args.site is not None else args.build / "html"
+    refs = book_refs(site)
     if refs.site is None:
-        print(f"{args.site} has no built book: references show kinds and titles, not numbers "
+        print(f"{site} has no built book: references show kinds and titles, not numbers "
               "(build the book first: make book)", file=sys.stderr)
+    bib = read_bib(ROOT / "book" / "references.bib")
+    executed: dict[str, object] = {}
+    chapters = chapter_paths()
     decks = []
-    for nb_path in notebooks:
+    for outline in outlines:
         t0 = time.perf_counter()
-        deck = convert(nb_path.resolve(), args.out, run=not args.no_execute, refs=refs,
-                       build=args.build)
-        title = chapter_title(nbformat.read(nb_path, as_version=4)) or nb_path.stem
-        decks.append((deck, title))
-        print(f"{deck.relative_to(args.out.parent) if args.out.parent in deck.parents else deck}"
-              f"  ({time.perf_counter() - t0:.1f} s)")
+        needed = sorted({p.chapter for p in pictures[outline.path].values()})
+        for name in needed:
+            if name not in executed:
+                executed[name] = executed_chapter(chapters[name], args.build,
+                                                  run=not args.no_execute)
+        notebooks = {n: executed[n] for n in needed}
+        if any(nb is None for nb in notebooks.values()):
+            notebooks = None  # --no-execute and no build outputs: placeholders
+        ctx = Context(bib=bib, refs=refs, doc=f"book/{outline.meta['chapter']}")
+        try:
+            page = deck_html(outline, notebooks, ctx, book=book)
+        except OutlineError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        target = args.out / f"{outline.name}.html"
+        write_file(target, page)
+        decks.append((target, outline))
+        m = measure_deck(page)
+        print(f"{target}: {m.slides} slides, {m.code} with code, {m.notes} with notes, "
+              f"{m.minutes:g} min ({time.perf_counter() - t0:.1f} s)")
     write_index(args.out, decks)
+    print(f"{len(decks)} decks in {time.perf_counter() - t_all:.1f} s")
     return 0
 
 
