@@ -33,15 +33,21 @@ once.  Any other request goes to the network as before.
 is the browser's print dialog: it prints a 3-D sphere as an empty or squashed box.  That entry is
 replaced by "printed chapters", a link to the FAQ's section on the PDFs that ``make pdf`` prints
 (every sphere a picture, players at the end of their run); the menu's ``.ipynb`` stays.
-**Every output of a cell, or a failed build.**  The notebooks run in nbclient, which, once a cell
-has replied, waits ``iopub_timeout`` seconds (4 by default) for the rest of that cell's output and
-then, by default, logs a warning and moves on: what had not arrived is dropped.  A cell that builds
-a 3-D view sends a few megabytes of widget state, and on a busy machine the last of it can arrive
-later than that; the page then shows a view whose model was never saved ("widget model not
-found") and the build still passes.  Here every notebook of the build waits up to
-``IOPUB_TIMEOUT_S`` for each cell's output and raises when it does not come, so a build either has
-every output or fails (``-W``).  The notebooks run through jupyter-cache's
-``single_nb_execution`` in every execution mode of myst-nb; its call of nbclient is wrapped.
+**Every output of a cell, or a failed build.**  The notebooks run in nbclient, and a cell that
+builds 3-D views sends thousands of messages (widget models, a few megabytes) on the kernel's
+IOPub channel.  Two defaults lost some of them on a busy machine, without an error, leaving a
+page with a view whose models were never saved ("widget model not found"):
+
+* the kernel's IOPub socket is a ZeroMQ publisher that drops what it cannot queue (1,000
+  messages) while the reader lags.  The build runs its notebooks in the kernel of
+  ``tools/book_kernel/`` (``usaav-book``: ipykernel's, with an unbounded queue);
+  ``_config.yml`` maps the notebooks' ``python3`` to it (``nb_kernel_rgx_aliases``) and this
+  extension puts the folder on the build's kernel search path (``JUPYTER_PATH``);
+* once a cell has replied, nbclient waits ``iopub_timeout`` seconds (4) for the rest of its
+  output and then drops it with a warning.  Here each cell waits up to ``IOPUB_TIMEOUT_S`` and
+  the build fails when the output does not come (``-W``).  The notebooks run through
+  jupyter-cache's ``single_nb_execution`` in every execution mode of myst-nb; its call of
+  nbclient is wrapped.
 """
 from __future__ import annotations
 
@@ -259,6 +265,18 @@ def waiting_for_all_output(execute, iopub_timeout: int = IOPUB_TIMEOUT_S):
     return run
 
 
+#: the folder holding the build's kernel specification (``kernels/usaav-book/``)
+BOOK_KERNELS = Path(__file__).resolve().parent / "book_kernel"
+
+
+def with_book_kernels(environ=None) -> str:
+    """``JUPYTER_PATH`` of ``environ`` (default ``os.environ``) with :data:`BOOK_KERNELS` first
+    (once), so that jupyter_client finds the ``usaav-book`` kernel."""
+    environ = os.environ if environ is None else environ
+    parts = [p for p in environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
+    return os.pathsep.join([str(BOOK_KERNELS)] + [p for p in parts if p != str(BOOK_KERNELS)])
+
+
 def wait_for_all_output() -> None:
     """Make jupyter-cache's notebook runs (myst-nb's ``cache`` and ``force`` modes) wait for
     every output of every cell (``waiting_for_all_output``)."""
@@ -309,6 +327,7 @@ def _on_build_finished(app, exception):
 
 def setup(app):
     wait_for_all_output()
+    os.environ["JUPYTER_PATH"] = with_book_kernels()
     app.connect("config-inited", _on_config_inited, priority=100)
     # late, after the handlers that add page-specific scripts
     app.connect("html-page-context", _on_html_page_context, priority=900)

@@ -134,3 +134,12 @@ def test_explorer_sliders_hold_eight_values_increasing_and_are_named(html):
         numbers = [float(v) for v in values]
         assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers), \
             f"{html.name}: the {name} slider does not increase left to right: {values}"
+
+
+def test_the_book_ran_its_notebooks_in_the_book_kernel():
+    # tools/book_kernel/: the kernel whose output channel drops no message (tests/test_book_kernel.py)
+    executed = sorted((SITE.parent / "jupyter_execute").rglob("*.ipynb"))
+    assert executed, f"no executed notebooks beside {SITE}"
+    names = {p.name: json.loads(p.read_text(encoding="utf-8"))["metadata"]["kernelspec"]["name"]
+             for p in executed}
+    assert set(names.values()) == {"usaav-book"}, names
