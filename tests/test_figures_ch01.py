@@ -79,3 +79,15 @@ def test_contraction_plots_the_deviation_and_the_energies():
     assert np.array_equal(left.get_lines()[1].get_ydata(), dev["SA"])
     assert np.array_equal(right.get_lines()[0].get_ydata(), runs["USA"].energy)
     assert np.allclose(right.get_lines()[-1].get_ydata(), 1.5)
+
+
+def test_beta_explorer_offers_the_betas_in_increasing_order_within_its_budget():
+    from usaav_edu.widgets import embedded_state_bytes
+
+    betas = (0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
+    runs = {b: tiny(ue.models.usa(b), n=8) for b in reversed(betas)}
+    ex = figs.beta_explorer(runs)
+    (slider,) = ex.sliders
+    assert slider.description == "beta"
+    assert [float(label) for label, _ in slider.options] == list(betas)
+    assert embedded_state_bytes(ex) <= figs.EXPLORER_BYTES

@@ -9,7 +9,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..reductions import order_parameter
+from ..widgets.explorer import Explorer
 from ..widgets.mpl import plot_energy
+
+#: the beta explorer's planned share of the page's widget state (planned costs run high: 8 runs
+#: of 32 tokens embed about 1.6 MB; with the ~1.1 MB of the page's other views the page stays
+#: under the 3 MB a page may carry)
+EXPLORER_BYTES = 1_900_000
 
 
 #: the names of Matplotlib's first colours C0, C1, ... as a caption calls them
@@ -19,6 +25,16 @@ _COLOR_NAMES = ("blue", "orange", "green", "red", "purple", "brown")
 def _subtitle(traj) -> str:
     seed = "" if traj.seed is None else f", seed {traj.seed}"
     return rf"$n = {traj.n}$, $d = {traj.d}$, $\beta = {traj.model.beta:g}${seed}"
+
+
+def beta_explorer(runs: dict):
+    """The explorer over ``beta``: ``runs`` maps each ``beta`` to its trajectory (one model, one
+    start, one ``t_max``), shown with the slider increasing left to right."""
+    runs = dict(sorted(runs.items()))
+    first = next(iter(runs.values()))
+    caption = (f"{first.model.name.upper()}, {first.n} tokens from one start: pick beta, then "
+               f"press play; every run ends collapsed by t = {first.t[-1]:g}")
+    return Explorer(runs, "beta", max_bytes=EXPLORER_BYTES, caption=caption)
 
 
 def energy(traj, bound: float):
