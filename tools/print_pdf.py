@@ -47,6 +47,8 @@ PAGE_PATTERNS = ("book/ch*.html", "book/seminar/problems_*.html")
 WIDGET_STATE = re.compile(
     r'<script type="application/vnd\.jupyter\.widget-state\+json">(.*?)</script>', re.S)
 RENDER_TIMEOUT_S = 90
+#: MathJax for pages that ask a CDN for it (the pinned npm copy)
+MATHJAX = ROOT / "node_modules" / "mathjax" / "es5"
 #: the book's print stylesheet; added to a page built before it existed
 PRINT_CSS = ROOT / "_static" / "print.css"
 #: a page (not the last) whose content ends above this fraction of its printable height is sparse
@@ -448,7 +450,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "_build" / "pdf")
     ap.add_argument("--pages", nargs="*", help="pages relative to the site (default: chapters "
                                                "and problem sets)")
-    ap.add_argument("--mathjax", type=Path, default=ROOT / "node_modules" / "mathjax" / "es5")
+    ap.add_argument("--mathjax", type=Path, default=MATHJAX)
     args = ap.parse_args(argv)
     site = args.site.resolve()
     if not site.is_dir():
@@ -458,31 +460,43 @@ def main(argv=None) -> int:
     if not pages:
         print(f"no chapter or problem-set page under {site}", file=sys.stderr)
         return 1
+    failed = print_all([(html_path, args.out / (html_path.stem + ".pdf")) for html_path in pages],
+                       args.mathjax)
+    return 1 if failed else 0
+
+
+def print_all(jobs: list[tuple[Path, Path]], mathjax: Path = MATHJAX,
+              min_fill: float = MIN_FILL) -> list[str]:
+    """Print each ``(built page, PDF)`` of ``jobs`` and check it (check_pdf, a picture for every
+    sphere, no controls, no sparse page); one line per PDF on standard output, each problem on
+    standard error.  Returns the PDFs that failed."""
     from playwright.sync_api import sync_playwright
 
-    failures = 0
+    failed = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
                                      headless=True)
-        for html_path in pages:
+        for html_path, pdf in jobs:
             t0 = time.perf_counter()
-            pdf = args.out / (html_path.stem + ".pdf")
-            info = print_page(browser, html_path, pdf, args.mathjax)
+            info = print_page(browser, html_path, pdf, mathjax)
             bad = check_pdf(pdf, page_title(html_path))
             if info["pictures"] != info["renderers"]:
                 bad.append(f"{pdf}: {info['pictures']} pictures for {info['renderers']} spheres")
             if info["controls_shown"]:
                 bad.append(f"{pdf}: {info['controls_shown']} player or explorer controls printed")
-            sparse = sparse_pages(pdf)
+            sparse = sparse_pages(pdf, min_fill)
+            if sparse:
+                bad.append(f"{pdf}: pages (number, fill) more than {1 - min_fill:.0%} empty: "
+                           f"{sparse}")
             for b in bad:
                 print(b, file=sys.stderr)
-            failures += bool(bad)
+            if bad:
+                failed.append(str(pdf))
             print(f"{pdf}: {info['pictures']}/{info['renderers']} spheres as pictures, "
                   f"{info['players']} at the end of their run"
-                  + (f"; pages less than half full: {sparse}" if sparse else "")
-                  + f"  ({time.perf_counter() - t0:.1f} s){'  FAILED' if bad else ''}")
+                  f"  ({time.perf_counter() - t0:.1f} s){'  FAILED' if bad else ''}")
         browser.close()
-    return 1 if failures else 0
+    return failed
 
 
 if __name__ == "__main__":
