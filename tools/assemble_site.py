@@ -155,7 +155,7 @@ def broken_links(site: Path) -> list[str]:
 
 def _copy_dir(src: Path, dst: Path, what: str, how: str) -> None:
     if not src.is_dir() or not any(src.iterdir()):
-        raise SiteError(f"{what} is missing: {src} is not a folder with files ({how})")
+        raise SiteError(f"{what} missing: {src} is not a folder with files ({how})")
     shutil.copytree(src, dst, symlinks=False)
 
 
@@ -194,11 +194,11 @@ def assemble(out: Path = OUT, book: Path = BOOK, student: Path = STUDENT,
             raise SiteError(f"the book has pages where the site's parts go: {clash}")
         shutil.copytree(student, site / STUDENT_DIR, symlinks=False)
         if slides is not None:
-            _copy_dir(Path(slides), site / SLIDES_DIR, "the decks", "make slides")
+            _copy_dir(Path(slides), site / SLIDES_DIR, "the decks are", "make slides")
         else:
             make_decks(site / SLIDES_DIR, book)
         if pdf is not None:
-            _copy_dir(Path(pdf), site / PDF_DIR, "the PDFs", "tools/print_pdf.py")
+            _copy_dir(Path(pdf), site / PDF_DIR, "the PDFs are", "tools/print_pdf.py")
         else:
             (site / PDF_DIR).mkdir()
             print_pdfs(print_jobs(book, student), site / PDF_DIR)
