@@ -49,7 +49,7 @@ WIDGET_STATE = re.compile(
 RENDER_TIMEOUT_S = 90
 #: MathJax for pages that ask a CDN for it (the pinned npm copy)
 MATHJAX = ROOT / "node_modules" / "mathjax" / "es5"
-#: the book's print stylesheet; added to a page built before it existed
+#: the book's print stylesheet; added to every page printed (see _add_print_css)
 PRINT_CSS = ROOT / "_static" / "print.css"
 #: a page (not the last) whose content ends above this fraction of its printable height is sparse
 MIN_FILL = 0.5
@@ -100,31 +100,60 @@ SEEK_ACTIONS = r"""
 })))
 """
 
-# For each canvas: is it animated (a play control drives it), by which control, and is it the
-# only canvas of a player outside an explorer (printed at start and end)?
+# For each canvas: is it animated (a play control drives it), and is it the only canvas of a
+# player outside an explorer (printed at start and end)?  For such a player, also its caption
+# (the line under its view, "model usa, ..., t = 0") and the times its run goes from and to
+# (read off the controls' line, "Press ... to play t = 0 to 20 (...)").
 CANVAS_ROLES = r"""
 () => {
   const canvases = Array.from(document.querySelectorAll('canvas'));
-  const role = canvases.map(() => ({animated: false, pair: false}));
+  const role = canvases.map(() => ({animated: false, pair: false, caption: '', times: null}));
   Array.from(document.querySelectorAll('.widget-play')).forEach((play) => {
     let node = play;
     while (node && !(node.querySelector && node.querySelector('canvas'))) node = node.parentElement;
     if (!node) return;
     const mine = Array.from(node.querySelectorAll('canvas'));
+    const row = Array.from(node.children).find((c) => c.contains(play));
+    const after = row ? row.nextElementSibling : null;
+    const caption = after && after.classList.contains('widget-html') ? after : null;
+    const m = (row ? row.innerText : '').match(/t = (-?[\d.e+-]+) to (-?[\d.e+-]+)/);
     mine.forEach((c) => {
       const k = canvases.indexOf(c);
       role[k].animated = true;
       role[k].pair = mine.length === 1 && !c.closest('.usaav-explorer');
+      if (role[k].pair && caption) {
+        caption.setAttribute('data-usaav-caption', String(k));
+        role[k].caption = caption.innerText.trim();
+      }
+      if (m) role[k].times = [m[1], m[2]];
     });
   });
   return role;
 }
 """
 
+
+def pair_captions(caption: str, times) -> list[str]:
+    """The captions of a player's two pictures: ``caption`` (the player's line under its view,
+    which names the time shown) with the time of the start and of the end of the run, each after
+    "start of the run" / "end of the run".  Without a caption or times, the two labels alone."""
+    labels = ["start of the run", "end of the run"]
+    if not caption or not times:
+        return labels
+    out = []
+    for label, when in zip(labels, times):
+        line = re.sub(r"\bt = [^;,]*", f"t = {when}", caption, count=1)
+        if line == caption and f"t = {when}" not in caption:
+            line = f"{caption}, t = {when}"
+        out.append(f"{label}: {line}")
+    return out
+
+
 # replace a canvas by an <img> holding its screenshot (same on-screen size), or by a pair of
-# pictures (start, end) at PAIR_SCALE of its size, each with a caption
+# pictures (start, end) at PAIR_SCALE of its size, each with its own caption; the player's one
+# caption line (which names the start time only) is then left out
 SWAP_CANVAS = """
-([index, urls, scale]) => {
+([index, urls, scale, captions]) => {
   const c = document.querySelectorAll('canvas')[index];
   const r = c.getBoundingClientRect();
   const picture = (url, factor) => {
@@ -143,14 +172,17 @@ SWAP_CANVAS = """
   } else {
     node = document.createElement('div');
     node.className = 'usaav-print-pair';
-    ['start of the run', 'end of the run'].forEach((label, k) => {
+    captions.forEach((label, k) => {
       const fig = document.createElement('figure');
+      fig.style.width = (r.width * scale) + 'px';  // the caption wraps under its own picture
       fig.appendChild(picture(urls[k], scale));
       const cap = document.createElement('figcaption');
       cap.textContent = label;
       fig.appendChild(cap);
       node.appendChild(fig);
     });
+    const shared = document.querySelector('[data-usaav-caption="' + index + '"]');
+    if (shared) shared.classList.add('usaav-print-replaced');
   }
   c.replaceWith(node);
   const imgs = Array.from(node.querySelectorAll ? node.querySelectorAll('img') : []);
@@ -326,17 +358,17 @@ def prepare_page(page, html_path: Path, mathjax_dir: Path, timeout: float = REND
         for k in reversed(range(n)):
             shots = [start[k], end[k]] if roles[k]["pair"] else [end[k]]
             urls = ["data:image/png;base64," + base64.b64encode(s).decode() for s in shots]
-            page.evaluate(SWAP_CANVAS, [k, urls, PAIR_SCALE])
+            captions = pair_captions(roles[k]["caption"], roles[k]["times"])
+            page.evaluate(SWAP_CANVAS, [k, urls, PAIR_SCALE, captions])
             info["pictures"] += 1
     return info
 
 
 def _add_print_css(page) -> None:
-    """Add the book's print stylesheet to a page built without it."""
-    linked = page.evaluate(
-        "() => Array.from(document.querySelectorAll('link[rel=stylesheet]'))"
-        ".some((l) => /\\/print\\.css(\\?|$)/.test(l.href))")
-    if not linked and PRINT_CSS.is_file():
+    """Add the book's print stylesheet (``_static/print.css`` of this checkout) to the page: a
+    page built before it changed links an older copy, and the newer rules win over it (a
+    page built from the same sources holds the same rules twice, to no effect)."""
+    if PRINT_CSS.is_file():
         page.add_style_tag(content=PRINT_CSS.read_text(encoding="utf-8"))
 
 
