@@ -364,10 +364,14 @@ def prepare_page(page, html_path: Path, mathjax_dir: Path, timeout: float = REND
     page.add_init_script(COLLECT_ACTIONS)
     page.route("**/*", _serve_mathjax(mathjax_dir))
     page.goto(html_path.as_uri(), wait_until="load")
+    loads_math = page.evaluate(
+        "() => !!window.MathJax || !!document.querySelector('script[src*=\"mathjax\"]')")
     try:
-        page.wait_for_function(
-            "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=15000)
-        page.evaluate("() => MathJax.startup.promise")
+        if loads_math:
+            page.wait_for_function(
+                "() => window.MathJax && MathJax.startup && MathJax.startup.promise",
+                timeout=15000)
+            page.evaluate("() => MathJax.startup.promise")
     except Exception:  # a page without math
         pass
     n = wait_canvases(page, expected, timeout) if expected else 0
