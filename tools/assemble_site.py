@@ -26,6 +26,7 @@ and the command that makes it; exit status 1.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -45,6 +46,8 @@ STUDENT = ROOT / "_build" / "student" / "_build" / "html"
 OUT = ROOT / "_build" / "site"
 #: folders of a built edition that hold no pages
 NOT_PAGES = {"_static", "_sources", "_images", "widgets-js", "mathjax"}
+#: printers at once (one chromium each): the machine's cores, at most two
+PRINT_WORKERS = min(2, os.cpu_count() or 1)
 #: the header's entry for the printed page (tools/book_site.py)
 PRINTED_ENTRY_CLASS = "btn-printed-chapters-button"
 
@@ -76,13 +79,28 @@ def print_jobs(book: Path, student: Path) -> list[tuple[Path, str]]:
     return jobs
 
 
-def print_pdfs(jobs: list[tuple[Path, str]], out: Path) -> None:
-    """Print every job into ``out`` with tools/print_pdf.py; a SiteError when one fails."""
-    import print_pdf
-
-    failed = print_pdf.print_all([(html, out / name) for html, name in jobs])
-    if failed:
-        raise SiteError(f"printing failed for {', '.join(failed)} (messages above)")
+def print_pdfs(jobs: list[tuple[Path, str]], out: Path, workers: int = PRINT_WORKERS) -> None:
+    """Print every job into ``out`` with tools/print_pdf.py, in ``workers`` processes at once
+    (each its own chromium; the chapters, which take longest, dealt out in turn); a SiteError
+    naming the failed PDFs when one fails (its problems are printed above)."""
+    if not jobs:
+        raise SiteError("nothing to print: the book has no chapter or problem-set page")
+    workers = max(1, min(workers, len(jobs)))
+    groups = [jobs[k::workers] for k in range(workers)]
+    procs = []
+    with tempfile.TemporaryDirectory(prefix="usaav-print-") as tmp:
+        for k, group in enumerate(groups):
+            spec = Path(tmp) / f"jobs{k}.json"
+            spec.write_text(json.dumps([[str(html), str(out / name)] for html, name in group]),
+                            encoding="utf-8")
+            procs.append(subprocess.Popen([sys.executable, str(ROOT / "tools" / "print_pdf.py"),
+                                           "--jobs", str(spec)]))
+        codes = [p.wait() for p in procs]
+    failed = [name for code, group in zip(codes, groups) if code for _, name in group
+              if not (out / name).is_file()]
+    if any(codes):
+        raise SiteError("printing failed (messages above)"
+                        + (f"; not printed: {', '.join(failed)}" if failed else ""))
 
 
 def make_decks(out: Path, book: Path) -> None:

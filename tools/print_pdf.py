@@ -5,6 +5,7 @@ Usage (``make pdf`` runs the first form after ``make book``)::
     python tools/print_pdf.py                              # _build/html -> _build/pdf
     python tools/print_pdf.py --site _build/student/_build/html --out _build/pdf-student
     python tools/print_pdf.py --pages book/ch04_rope.html  # some pages only
+    python tools/print_pdf.py --jobs jobs.json             # [page, pdf] pairs (make site)
 
 One PDF per chapter page (``book/ch*.html``) and per problem-set page
 (``book/seminar/problems_*.html``), named after the page.  Each page is opened from ``file://``
@@ -763,7 +764,23 @@ def main(argv=None) -> int:
     ap.add_argument("--pages", nargs="*", help="pages relative to the site (default: chapters "
                                                "and problem sets)")
     ap.add_argument("--mathjax", type=Path, default=MATHJAX)
+    ap.add_argument("--jobs", type=Path,
+                    help="a JSON file of [page, pdf] pairs (paths) to print instead")
     args = ap.parse_args(argv)
+    if args.jobs:
+        jobs = json.loads(args.jobs.read_text(encoding="utf-8"))
+        if not isinstance(jobs, list) or not all(
+                isinstance(j, list) and len(j) == 2 and all(isinstance(s, str) for s in j)
+                for j in jobs):
+            print(f"--jobs {args.jobs}: expected a JSON list of [page, pdf] pairs of paths",
+                  file=sys.stderr)
+            return 2
+        missing = [page for page, _ in jobs if not Path(page).is_file()]
+        if missing:
+            print(f"--jobs {args.jobs}: no such page: {', '.join(missing)}", file=sys.stderr)
+            return 1
+        failed = print_all([(Path(a), Path(b)) for a, b in jobs], args.mathjax)
+        return 1 if failed else 0
     site = args.site.resolve()
     if not site.is_dir():
         print(f"{site} is missing: build the book first (make book)", file=sys.stderr)
