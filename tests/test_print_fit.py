@@ -41,8 +41,8 @@ def test_full_pages_and_the_last_page_need_nothing():
     assert print_pdf.shrink_plan([_page(0.9), _page(0.2, {0: 0.05})], [_block(100)]) == []
 
 
-def test_the_pictures_of_the_page_give_room_too_none_below_half_its_height():
-    # the picture alone would have to fall below half its height; the one above it helps
+def test_the_pictures_of_the_page_give_room_too_none_below_its_least_height():
+    # the picture alone would have to fall below MIN_SHRINK of its height; the one above helps
     layout = [_page(0.7, {1: 0.2}), _page(0.9, {0: 0.05}), _page(0.3)]
     blocks = [_block(400, caption=120), _block(300)]
     plan = dict(print_pdf.shrink_plan(layout, blocks))
@@ -50,7 +50,7 @@ def test_the_pictures_of_the_page_give_room_too_none_below_half_its_height():
     freed = (400 - plan[0]) + (300 - plan[1])
     room = (BOTTOM - 0.7) * PAGE_PX
     assert freed == pytest.approx(520 + print_pdf.FIT_SLACK_PX - room)
-    assert plan[0] >= 0.5 * 400 and plan[1] >= 0.5 * 300
+    assert plan[0] >= print_pdf.MIN_SHRINK * 400 and plan[1] >= print_pdf.MIN_SHRINK * 300
     # without the picture above, no plan: the page stays as it is (and the check reports it)
     assert print_pdf.shrink_plan([_page(0.7), _page(0.9, {0: 0.05}), _page(0.3)],
                                  blocks[:1]) == []

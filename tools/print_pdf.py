@@ -31,8 +31,8 @@ before printing:
   the next and leaves the page before it partly empty: ``fit_pictures`` prints the page on
   trial with every picture outlined in a colour of its own, reads from the PDF where each
   picture begins and how full each page is, and shrinks the picture that opens the next page
-  (and, where that is not enough, the pictures of the page itself, each to no less than half
-  its height) until no page but the last is more than a quarter empty.
+  (and, where that is not enough, the pictures of the page itself, each to no less than two
+  fifths of its height) until no page but the last is more than a quarter empty.
 
 After printing, ``check_pdf`` checks pages and title and ``sparse_pages`` lists the pages (all
 but the last) whose content ends above three quarters of the page (text, pictures and drawn
@@ -80,7 +80,7 @@ PDF_OPTIONS = {"format": PAGE_FORMAT, "print_background": True, "outline": True,
 #: what may stand above a picture that opens a page (a heading, a line) and still go with it;
 #: the room kept free below a shrunk picture
 MIN_PICTURE_PX = 80
-MIN_SHRINK = 0.5
+MIN_SHRINK = 0.4
 FIT_ROUNDS = 4
 LEAD_MAX_PX = 140
 FIT_SLACK_PX = 12

@@ -88,7 +88,7 @@ def test_a_picture_too_tall_for_the_rest_of_a_page_is_shrunk_to_fit(browser, tmp
     fitted = tmp_path / "fitted.pdf"
     info = print_pdf.print_page(browser, html, fitted, print_pdf.MATHJAX)
     assert print_pdf.sparse_pages(fitted) == [], print_pdf.page_extents(fitted)
-    assert info["shrunk"] and all(s["to"] >= 0.5 * 460 - 1 for s in info["shrunk"])
+    assert info["shrunk"] and all(s["to"] >= print_pdf.MIN_SHRINK * 460 - 1 for s in info["shrunk"])
     assert "Fig. 1. The picture that does not fit." in _text(fitted)
 
 
