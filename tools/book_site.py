@@ -46,9 +46,9 @@ every deck, PDF and the student edition, and the header's PDF entry its page's P
 alone links to files that only the assembled site holds: the browser check of the plain build
 (tests/browser/test_console.py) leaves links into those parts alone while they are absent, and
 tests/browser/test_published_site.py checks that every one of them resolves in ``_build/site``.
-Where a build sits in the site is the configuration value ``usaav_site_path`` ("" for the book,
-``student/`` for the student edition, set in ``_config_student.yml``), and ``usaav_edition``
-says which edition it is: the student edition links the handouts of the problem sets (printed
+Where a build sits in the site is ``usaav_site_path`` in the configuration's ``html_context``
+("" for the book, ``student/`` for the student edition, set in ``_config_student.yml``), and
+``usaav_edition`` there says which edition it is ("full" or "student"): the student edition links the handouts of the problem sets (printed
 from it) and no chapter PDF or deck (printed from the full edition, they show its answers).
 With a base URL, a build's canonical addresses carry its ``usaav_site_path`` too.
 **Every output of a cell, or a failed build.**  The notebooks run in nbclient, which, once a cell
@@ -419,21 +419,29 @@ def site_path_of(value) -> str:
     """``usaav_site_path`` checked: "" or a relative folder of the site ending with ``/``."""
     if not isinstance(value, str) or value.startswith("/") or ".." in value.split("/") or \
             (value and not value.endswith("/")):
-        raise ConfigError(f"usaav_site_path must be '' or a folder such as 'student/', "
-                          f"got {value!r}")
+        raise ConfigError(f"html_context.usaav_site_path must be '' or a folder such as "
+                          f"'student/', got {value!r}")
     return value
 
 
+def site_settings(context: dict) -> tuple[str, str]:
+    """``(usaav_site_path, usaav_edition)`` from the configuration's ``html_context``, checked;
+    ("", "full") when it names neither."""
+    site_path = site_path_of(context.get("usaav_site_path", ""))
+    edition = context.get("usaav_edition", "full")
+    if edition not in EDITIONS:
+        raise ConfigError(f"html_context.usaav_edition must be one of {EDITIONS}, got {edition!r}")
+    return site_path, edition
+
+
 def _on_config_inited(app, config):
-    site_path = site_path_of(config.usaav_site_path)
-    if config.usaav_edition not in EDITIONS:
-        raise ConfigError(f"usaav_edition must be one of {EDITIONS}, "
-                          f"got {config.usaav_edition!r}")
+    context = dict(config.html_context or {})
+    site_path, edition = site_settings(context)
     config.html_baseurl = base_url(config.html_baseurl)
     if config.html_baseurl:
         config.html_baseurl += site_path
-    context = dict(config.html_context or {})
     context.setdefault("default_mode", "auto")
+    context.update(usaav_site_path=site_path, usaav_edition=edition)
     config.html_context = context
 
 
@@ -447,7 +455,7 @@ def _on_html_page_context(app, pagename, templatename, context, doctree):
 
 
 def _on_html_page_buttons(app, pagename, templatename, context, doctree):
-    edition, site_path = app.config.usaav_edition, app.config.usaav_site_path
+    site_path, edition = site_settings(app.config.html_context)
     buttons = context.get("header_buttons")
     if buttons:
         own = page_pdf(pagename, edition)
@@ -485,8 +493,6 @@ def _on_build_finished(app, exception):
 
 def setup(app):
     wait_for_all_output()
-    app.add_config_value("usaav_site_path", "", "html", types=[str])
-    app.add_config_value("usaav_edition", "full", "html", types=[str])
     app.connect("config-inited", _on_config_inited, priority=100)
     # late, after the handlers that add page-specific scripts
     app.connect("html-page-context", _on_html_page_context, priority=900)

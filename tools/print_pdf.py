@@ -76,9 +76,9 @@ PRINTABLE_WIDTH_PX = (A4_WIDTH_MM - MARGINS_MM["left"] - MARGINS_MM["right"]) / 
 PDF_OPTIONS = {"format": PAGE_FORMAT, "print_background": True, "outline": True, "tagged": True,
                "margin": {k: f"{v}mm" for k, v in MARGINS_MM.items()}}
 #: fitting pictures to pages (fit_pictures): pictures lower than MIN_PICTURE_PX are left alone;
-#: a picture shrinks to no less than MIN_SHRINK of its height on screen; at most FIT_ROUNDS trial prints;
-#: what may stand above a picture that opens a page (a heading, a line) and still go with it;
-#: the room kept free below a shrunk picture
+#: a picture shrinks to no less than MIN_SHRINK of its height on screen; at most FIT_ROUNDS
+#: trial prints; LEAD_MAX_PX, what may stand above a picture that opens a page (a heading, a
+#: line) and still go with it; FIT_SLACK_PX, the room kept free below a shrunk picture
 MIN_PICTURE_PX = 80
 MIN_SHRINK = 0.4
 FIT_ROUNDS = 4
