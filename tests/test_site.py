@@ -50,6 +50,21 @@ def test_links_are_relative_to_the_page_and_to_where_its_edition_sits():
             book_site.site_path_of(bad)
 
 
+def test_an_edition_says_where_it_sits_in_the_site_through_html_context():
+    from sphinx.errors import ConfigError
+
+    assert book_site.site_settings({}) == ("", "full")
+    assert book_site.site_settings({"usaav_site_path": "student/",
+                                    "usaav_edition": "student"}) == ("student/", "student")
+    with pytest.raises(ConfigError, match="usaav_edition must be one of"):
+        book_site.site_settings({"usaav_edition": "teacher"})
+    import yaml
+
+    student = yaml.safe_load((ROOT / "_config_student.yml").read_text(encoding="utf-8"))
+    assert book_site.site_settings(student["sphinx"]["config"]["html_context"]) == \
+        ("student/", "student")
+
+
 def test_the_seminar_page_lists_every_deck_pdf_and_the_student_edition():
     rows = book_site.site_links("book/seminar/index", TITLES)
     targets = [t for _, links in rows for _, t in links]
