@@ -425,8 +425,8 @@ def print_page(browser, html_path: Path, pdf_path: Path, mathjax_dir: Path,
         info["controls_shown"] = page.evaluate(VISIBLE_CONTROLS)
         # lay the page out as wide as the paper's printable width, as the PDF does
         page.set_viewport_size({"width": round(PRINTABLE_WIDTH_PX), "height": 1400})
-        info["shrunk"] = fit_pictures(page, min_fill)
-        write_bytes(pdf_path, page.pdf(**PDF_OPTIONS))
+        info["shrunk"], data = fit_pictures(page, min_fill)
+        write_bytes(pdf_path, data)
     finally:
         context.close()
     info["pdf"] = str(pdf_path)
@@ -504,13 +504,19 @@ UNMARK_PICTURES = r"""
 """
 
 
-def fit_pictures(page, min_fill: float = MIN_FILL, rounds: int = FIT_ROUNDS) -> list[dict]:
-    """Shrink the pictures that leave a page more than ``1 - min_fill`` empty, until none does
-    (or ``rounds`` prints): a picture may not break, so one taller than the rest of a page moves
-    whole to the next page.  Each round prints the page (with every picture marked, see
-    MARK_PICTURES), finds such pages (:func:`shrink_plan`) and shrinks each picture that opens
-    the next page just enough to fit, to no less than MIN_SHRINK of its height.  Returns the
-    pictures shrunk: ``{"picture": k, "from": px, "to": px}``."""
+def fit_pictures(page, min_fill: float = MIN_FILL, rounds: int = FIT_ROUNDS
+                 ) -> tuple[list[dict], bytes]:
+    """Print ``page``, shrinking the pictures that leave a page more than ``1 - min_fill``
+    empty, until none does (or after ``rounds`` trial prints): a picture may not break, so one
+    taller than the rest of a page moves whole to the next page.  A page printed without such a
+    page is printed once.  Otherwise each trial print has every picture outlined in a colour of
+    its own (MARK_PICTURES: an outline takes no room), which says where each picture begins;
+    :func:`shrink_plan` picks the pictures to shrink and by how much; the outlines are then
+    removed and the page printed again.  Returns the pictures shrunk (``{"picture": k, "from":
+    px, "to": px}``) and the PDF."""
+    data = page.pdf(**PDF_OPTIONS)
+    if not sparse_pages(data, min_fill):
+        return [], data
     page.evaluate(MARK_PICTURES, [MIN_PICTURE_PX, list(MARK_RGB)])
     done = []
     try:
@@ -529,7 +535,8 @@ def fit_pictures(page, min_fill: float = MIN_FILL, rounds: int = FIT_ROUNDS) -> 
                              "to": round(height)})
     finally:
         page.evaluate(UNMARK_PICTURES)
-    return done
+    # nothing shrunk: the first print holds (the outlines took no room)
+    return done, (page.pdf(**PDF_OPTIONS) if done else data)
 
 
 def page_layout(pdf) -> list[dict]:
@@ -730,11 +737,12 @@ def _fill(extent) -> float:
 
 
 def sparse_pages(pdf_path, min_fill: float = MIN_FILL) -> list[tuple[int, float]]:
-    """Pages (1-based, all but the last) whose content ends above ``min_fill`` of the printable
-    height (more than a quarter of it empty by default), with that fill.  A block that may not
-    break and is taller than the rest of a page moves whole to the next page and leaves such a
-    page behind; pictures (a sphere, a figure) are the only such blocks the print stylesheet
-    keeps, and the printer shrinks one that would (fit_pictures)."""
+    """Pages (1-based, all but the last) of ``pdf_path`` (or the PDF's bytes) whose content ends
+    above ``min_fill`` of the printable height (more than a quarter of it empty by default),
+    with that fill.  A block that may not break and is taller than the rest of a page moves
+    whole to the next page and leaves such a page behind; pictures (a sphere, a figure) are the
+    only such blocks the print stylesheet keeps, and the printer shrinks one that would
+    (fit_pictures)."""
     extents = page_extents(pdf_path)
     return [(k + 1, round(_fill(ext), 3)) for k, ext in enumerate(extents[:-1])
             if _fill(ext) < min_fill]
