@@ -103,11 +103,11 @@ def print_pdfs(jobs: list[tuple[Path, str]], out: Path, workers: int = PRINT_WOR
                         + (f"; not printed: {', '.join(failed)}" if failed else ""))
 
 
-def make_decks(out: Path, book: Path) -> None:
-    """The session decks: ``tools/slides.py --out <out>`` (outputs from the book build)."""
+def make_decks(out: Path) -> None:
+    """The session decks: ``tools/slides.py --out <out>``, as ``make slides`` makes them (from
+    the book build in ``_build``: its outputs, numbers and titles)."""
     env = dict(os.environ, USAAV_EDU_STATIC_PAGE="1")
-    cmd = [sys.executable, str(ROOT / "tools" / "slides.py"), "--out", str(out),
-           "--site", str(book), "--build", str(book.parent)]
+    cmd = [sys.executable, str(ROOT / "tools" / "slides.py"), "--out", str(out)]
     if subprocess.run(cmd, env=env).returncode != 0:
         raise SiteError(f"the decks: {' '.join(cmd)} failed")
 
@@ -214,7 +214,7 @@ def assemble(out: Path = OUT, book: Path = BOOK, student: Path = STUDENT,
         if slides is not None:
             _copy_dir(Path(slides), site / SLIDES_DIR, "the decks are", "make slides")
         else:
-            make_decks(site / SLIDES_DIR, book)
+            make_decks(site / SLIDES_DIR)
         if pdf is not None:
             _copy_dir(Path(pdf), site / PDF_DIR, "the PDFs are", "tools/print_pdf.py")
         else:
@@ -235,7 +235,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--book", type=Path, default=BOOK, help="the built book (full edition)")
     ap.add_argument("--student", type=Path, default=STUDENT, help="the built student edition")
-    ap.add_argument("--slides", type=Path, help="decks made already (default: tools/slides.py)")
+    ap.add_argument("--slides", type=Path,
+                    help="decks made already (default: tools/slides.py, from the build in _build)")
     ap.add_argument("--pdf", type=Path, help="PDFs printed already (default: tools/print_pdf.py)")
     args = ap.parse_args(argv)
     try:
