@@ -196,3 +196,22 @@ def test_what_is_printed_and_under_which_name(builds):
     assert [n for _, n in jobs] == ["ch01_particles.pdf", "ch02_metastability.pdf", "cards.pdf",
                                     "problems_part1_key.pdf", "problems_part1.pdf"], named
     assert builds["student"] in jobs[-1][0].parents and builds["book"] in jobs[-2][0].parents
+
+
+def test_decks_that_cannot_be_made_stop_the_assembly(builds, monkeypatch):
+    import subprocess
+    from types import SimpleNamespace
+
+    calls = []
+
+    def run(cmd, env=None):
+        calls.append((cmd, env))
+        return SimpleNamespace(returncode=1)
+
+    monkeypatch.setattr(subprocess, "run", run)
+    with pytest.raises(assemble_site.SiteError, match=r"the decks: .*slides\.py --out"):
+        assemble_site.assemble(**{**builds, "slides": None})
+    (cmd, env), = calls
+    assert cmd[-2:] == ["--out", cmd[-1]] and cmd[-1].endswith("/slides")
+    assert env["USAAV_EDU_STATIC_PAGE"] == "1"
+    assert not builds["out"].exists()
