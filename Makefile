@@ -22,7 +22,7 @@ CHROMIUM := /usr/bin/chromium
 # (Set on those commands only: the unit tests and nbval run the widgets as in a live kernel.)
 STATIC_PAGE := USAAV_EDU_STATIC_PAGE=1
 
-.PHONY: book test lab bench venv clean widget-js chromium book-student slides pdf setup-cells
+.PHONY: book test lab bench venv clean widget-js chromium book-student slides pdf site setup-cells
 
 venv: $(VENV)/.installed
 
@@ -64,13 +64,15 @@ book: venv widget-js
 
 # unit tests, then the notebooks (nbval), then the book build, then the student edition with its
 # check for answers (from the book build's execution cache: no notebook runs twice), then the
-# built pages in a browser
+# published site assembled from them (the decks and every PDF, as `make site`), then the built
+# pages and the assembled site in a browser
 test: venv widget-js chromium
 	$(PY) tools/check_workflow.py --self-check .github/workflows/*.yml
 	$(PY) -m pytest -q -n auto --dist loadfile tests --ignore=tests/browser --ignore=tests/test_slides_pdf.py
 	$(PY) -m pytest -q -n auto --dist loadfile --nbval-lax book/
 	$(STATIC_PAGE) $(VENV)/bin/jupyter-book build . -W -n --keep-going
 	$(STUDENT_EDITION)
+	$(ASSEMBLE_SITE)
 	$(PY) -m pytest -q tests/browser tests/test_slides_pdf.py
 
 # The seminar kit (README, "For instructors"): the student edition without solutions
@@ -88,6 +90,14 @@ slides: book
 
 pdf: book chromium
 	$(PY) tools/print_pdf.py --site _build/html --out _build/pdf
+
+# The published site (README, "Publishing"): the book at the root, the student edition
+# (student/), the session decks (slides/) and the PDFs (pdf/: chapters, problem sets' handouts
+# and keys, the seminar's cards and syllabus), assembled by tools/assemble_site.py through a
+# temporary folder into _build/site, once every link into them resolves.
+ASSEMBLE_SITE = $(STATIC_PAGE) $(PY) tools/assemble_site.py --out _build/site
+site: book book-student chromium
+	$(ASSEMBLE_SITE)
 
 # Every notebook of the book starts with a set-up cell that installs the package where it is missing
 # (Colab, a downloaded chapter), only from the source _config.yml pins: repository.url at

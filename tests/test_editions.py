@@ -319,7 +319,9 @@ def test_student_config_merges_and_prunes():
     cfg = editions.student_config({"title": "T", "sphinx": {"config": {"a": 1}}},
                                   yaml.safe_load((ROOT / "_config_student.yml").read_text()))
     assert cfg["title"] == "T (student edition)"
-    assert cfg["sphinx"]["config"] == {"a": 1, "hide_solutions": True}
+    assert cfg["sphinx"]["config"] == {
+        "a": 1, "hide_solutions": True,
+        "html_context": {"usaav_site_path": "student/", "usaav_edition": "student"}}
     assert "toc_exclude" not in cfg and "title_suffix" not in cfg
     toc = {"root": "i", "parts": [{"caption": "S", "chapters": [{"file": "x"}]},
                                   {"caption": "K", "chapters": [{"file": "y"}, {"file": "x"}]}]}

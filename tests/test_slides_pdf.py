@@ -18,8 +18,8 @@
   tools/print_pdf.py (printing every chapter takes minutes, too long for `make test`), and
   check that each PDF has pages and the page's title, shows every 3-D widget as a picture and
   every player at the end of its run (its picture in the PDF, unlike its first frame), prints
-  no play buttons or sliders and has no page but the last less than half full; when `make pdf`
-  has run, every PDF in `_build/pdf` is checked for pages and title too.  Without a built book
+  no play buttons or sliders and has no page but the last more than a quarter empty; when
+  `make pdf` has run, every PDF in `_build/pdf` is checked for pages and title too.  Without a built book
   these tests are skipped.
 """
 from __future__ import annotations
@@ -620,7 +620,7 @@ def test_print_moves_a_player_to_the_last_frame_of_its_run(chromium, tmp_path):
 def test_chapters_and_problem_sets_print_with_players_at_their_end(chromium, tmp_path):
     """The problem sets and chapter 4 print with every sphere as a picture, every player at the
     end of its run (the picture in the PDF is the last frame, not the first), no play buttons
-    or sliders, and no page but the last less than half full."""
+    or sliders, and no page but the last more than a quarter empty."""
     problems = []
     printed = _printed_in_make_test(PAGES)
     for html in printed:
@@ -635,7 +635,8 @@ def test_chapters_and_problem_sets_print_with_players_at_their_end(chromium, tmp
             problems.append(f"{html.name}: {info['controls_shown']} controls in print")
         sparse = print_pdf.sparse_pages(pdf)
         if sparse:
-            problems.append(f"{html.name}: pages (number, fill) less than half full: {sparse}")
+            problems.append(f"{html.name}: pages (number, fill) more than a quarter empty: "
+                            f"{sparse}")
         if info["renderers"]:
             pictures = _pdf_pictures(pdf)
             for k, end in info["end"].items():

@@ -29,10 +29,29 @@ gets its excerpt from that section), into ``_static/usaav-search-excerpts.js``, 
 search page loads; it answers the search page's fetch of a page from that text, offline and at
 once.  Any other request goes to the network as before.
 
-**Printed chapters, not the browser's print.**  The theme's download menu offers ".pdf", which
+**Printed pages, not the browser's print.**  The theme's download menu offers ".pdf", which
 is the browser's print dialog: it prints a 3-D sphere as an empty or squashed box.  That entry is
-replaced by "printed chapters", a link to the FAQ's section on the PDFs that ``make pdf`` prints
-(every sphere a picture, players at the end of their run); the menu's ``.ipynb`` stays.
+replaced by a link to the page's own PDF in the published site (``pdf/<page>.pdf``, printed by
+tools/print_pdf.py: every sphere a picture, players at the end of their run) on a page that has
+one, and by "printed chapters", a link to the FAQ's section on the PDFs, on any other page; the
+menu's ``.ipynb`` stays.
+
+**Links into the published site.**  ``make site`` (tools/assemble_site.py) publishes the book with
+its student edition (``student/``), the session decks (``slides/``) and the PDFs (``pdf/``) beside
+it.  These are not pages of the Sphinx project, so the links to them are written here, as plain
+HTML at ``html-page-context`` (no reference for ``-n`` to resolve): each chapter k gets a line
+under its title with session k's deck and its own PDF, the seminar's index page a section with
+every deck, PDF and the student edition, and the header's PDF entry its page's PDF (see
+:func:`page_pdf` and :func:`site_links`).  The links are written in every build, so a book built
+alone links to files that only the assembled site holds: the browser check of the plain build
+(tests/browser/test_console.py) leaves links into those parts alone while they are absent, and
+tests/browser/test_published_site.py checks that every one of them resolves in ``_build/site``.
+Where a build sits in the site is ``usaav_site_path`` in the configuration's ``html_context``
+("" for the book, ``student/`` for the student edition, set in ``_config_student.yml``), and
+``usaav_edition`` there says which edition it is ("full" or "student"): the student edition links the handouts of the problem sets (printed
+from it) and no chapter PDF or deck (printed from the full edition, they show its answers).
+With a base URL, a build's canonical addresses carry its ``usaav_site_path`` too.
+
 **Every output of a cell, or a failed build.**  The notebooks run in nbclient, and a cell that
 builds 3-D views sends thousands of messages (widget models, a few megabytes) on the kernel's
 IOPub channel.  Two defaults lost some of them on a busy machine, without an error, leaving a
@@ -229,11 +248,14 @@ def excerpts_script(texts: dict[str, str]) -> str:
 """
 
 
-def without_print_button(header_buttons: list, printed_url: str) -> list:
+def without_print_button(header_buttons: list, printed_url: str,
+                         text: str = "printed chapters",
+                         tooltip: str = "The chapters printed to PDF, spheres as pictures"
+                         ) -> list:
     """The theme's header buttons with the download menu's ".pdf" (the browser's print) replaced.
 
-    The replacement is a link to ``printed_url``, where the chapters printed by ``make pdf``
-    are described.  The list is changed in place and returned.
+    The replacement is a link to ``printed_url``: the page's own PDF, or where the chapters
+    printed by ``make pdf`` are described.  The list is changed in place and returned.
     """
     for group in header_buttons:
         if group.get("type") != "group" or group.get("label") != "download-buttons":
@@ -241,10 +263,137 @@ def without_print_button(header_buttons: list, printed_url: str) -> list:
         buttons = group["buttons"]
         for i, button in enumerate(buttons):
             if button.get("label") == PRINT_BUTTON:
-                buttons[i] = {"type": "link", "url": printed_url, "text": "printed chapters",
-                              "tooltip": "The chapters printed to PDF, spheres as pictures",
-                              "icon": "fas fa-file-pdf", "label": "printed-chapters-button"}
+                buttons[i] = {"type": "link", "url": printed_url, "text": text,
+                              "tooltip": tooltip, "icon": "fas fa-file-pdf",
+                              "label": "printed-chapters-button"}
     return header_buttons
+
+
+#: the parts ``make site`` publishes beside the book (folders of the site's root)
+STUDENT_DIR, SLIDES_DIR, PDF_DIR = "student", "slides", "pdf"
+SITE_PARTS = (STUDENT_DIR, SLIDES_DIR, PDF_DIR)
+EDITIONS = ("full", "student")
+#: class of every link written into a page by :func:`site_links_html` and the header entry
+SITE_LINK_CLASS = "usaav-site-link"
+CHAPTER_PAGE = re.compile(r"^book/ch(\d\d)_[\w-]+$")
+PROBLEMS_PAGE = re.compile(r"^book/seminar/(problems_part(\d+))$")
+SEMINAR_INDEX = "book/seminar/index"
+#: seminar pages printed as they are in either edition (when the book has them)
+SEMINAR_PRINTS = ("book/seminar/cards", "book/seminar/syllabus")
+
+
+def session_of(pagename: str) -> int | None:
+    """The session a page belongs to: chapter k (``book/chKK_...``) is session k; else None."""
+    m = CHAPTER_PAGE.match(pagename)
+    return int(m.group(1)) if m else None
+
+
+def session_deck(session: int) -> str:
+    """Session ``session``'s deck, relative to the site's root (``slides/session01.html``)."""
+    if not isinstance(session, int) or isinstance(session, bool) or session < 1:
+        raise ValueError(f"session must be a positive integer, got {session!r}")
+    return f"{SLIDES_DIR}/session{session:02d}.html"
+
+
+def page_pdf(pagename: str, edition: str = "full") -> str | None:
+    """The PDF of a page in the published site, relative to its root, or None when none is printed.
+
+    A chapter prints as ``pdf/<chapter>.pdf`` from the full edition; a problem set as its key
+    from the full edition (``pdf/problems_part1_key.pdf``) and as its handout from the student
+    edition (``pdf/problems_part1.pdf``); the seminar's cards and syllabus as themselves.  The
+    student edition has no chapter PDF (a chapter printed from the full edition shows answers).
+    """
+    if edition not in EDITIONS:
+        raise ValueError(f"edition must be one of {EDITIONS}, got {edition!r}")
+    name = pagename.rsplit("/", 1)[-1]
+    if CHAPTER_PAGE.match(pagename):
+        return f"{PDF_DIR}/{name}.pdf" if edition == "full" else None
+    if PROBLEMS_PAGE.match(pagename):
+        return f"{PDF_DIR}/{name}_key.pdf" if edition == "full" else f"{PDF_DIR}/{name}.pdf"
+    if pagename in SEMINAR_PRINTS:
+        return f"{PDF_DIR}/{name}.pdf"
+    return None
+
+
+def site_href(pagename: str, target: str, site_path: str = "") -> str:
+    """The relative link from the built page ``pagename`` to ``target`` (a path from the site's
+    root), for a build that sits at ``site_path`` in the site ("" or ``student/``)."""
+    depth = pagename.count("/") + len([s for s in site_path.split("/") if s])
+    return "../" * depth + target
+
+
+def site_links(pagename: str, docs: dict[str, str], edition: str = "full") -> list[tuple]:
+    """What a page links in the published site, as ``(heading, [(text, target), ...])`` rows
+    (targets relative to the site's root); ``docs`` maps the build's page names to titles.
+
+    A chapter of the full edition: its session's deck and its PDF.  The seminar's index: the
+    student edition, then each session's deck and chapter PDF, each problem set's PDFs and the
+    cards and syllabus the book has (the student edition: the handouts, cards and syllabus).
+    """
+    if edition not in EDITIONS:
+        raise ValueError(f"edition must be one of {EDITIONS}, got {edition!r}")
+    session = session_of(pagename)
+    if session is not None:
+        if edition != "full":
+            return []
+        return [("", [(f"Session {session}: slides", session_deck(session)),
+                      ("printed chapter (PDF)", page_pdf(pagename, edition))])]
+    if pagename != SEMINAR_INDEX:
+        return []
+    rows = []
+    if edition == "full":
+        rows.append(("The student edition", [("the book without solutions",
+                                              f"{STUDENT_DIR}/index.html")]))
+        for name in sorted(d for d in docs if session_of(d) is not None):
+            k = session_of(name)
+            rows.append((f"Session {k}, {docs[name]}",
+                         [("slides", session_deck(k)), ("printed chapter (PDF)",
+                                                        page_pdf(name, edition))]))
+    for name in sorted(d for d in docs if PROBLEMS_PAGE.match(d)):
+        links = [("handout (PDF)", page_pdf(name, "student"))]
+        if edition == "full":
+            links.append(("key, for instructors (PDF)", page_pdf(name, "full")))
+        rows.append((docs[name], links))
+    for name in SEMINAR_PRINTS:
+        if name in docs:
+            rows.append((docs[name], [("printed (PDF)", page_pdf(name, edition))]))
+    return rows
+
+
+def site_links_html(pagename: str, rows: list[tuple], site_path: str = "") -> str:
+    """The HTML of :func:`site_links`' rows for the page ``pagename``: one line under a
+    chapter's title, a section of the seminar's index page (empty without rows)."""
+    def line(heading, links):
+        anchors = " · ".join(
+            f'<a class="reference external {SITE_LINK_CLASS}" '
+            f'href="{html.escape(site_href(pagename, target, site_path))}">{html.escape(text)}</a>'
+            for text, target in links)
+        return (f"{html.escape(heading)}: {anchors}" if heading else anchors)
+
+    if not rows:
+        return ""
+    if pagename != SEMINAR_INDEX:
+        return ('<p class="usaav-site-links">'
+                + "<br>".join(line(h, links) for h, links in rows) + "</p>\n")
+    items = "\n".join(f"<li>{line(h, links)}</li>" for h, links in rows)
+    return ('<section id="published-material" class="usaav-site-links">\n'
+            "<h2>Slides, printed pages and the student edition</h2>\n"
+            "<p>Published beside the book (<code>make site</code>):</p>\n"
+            f"<ul>\n{items}\n</ul>\n</section>\n")
+
+
+def with_site_links(body: str, block: str, pagename: str) -> str:
+    """The page's body with ``block`` in its place: under a chapter's title (after the first
+    ``</h1>``), at the end of the seminar's index page."""
+    if not block:
+        return body
+    if pagename == SEMINAR_INDEX:
+        return body + block
+    end = body.find("</h1>")
+    if end < 0:
+        return block + body
+    end += len("</h1>")
+    return body[:end] + "\n" + block + body[end:]
 
 
 def waiting_for_all_output(execute, iopub_timeout: int = IOPUB_TIMEOUT_S):
@@ -285,10 +434,33 @@ def wait_for_all_output() -> None:
     utils.executenb = waiting_for_all_output(utils.executenb)
 
 
+def site_path_of(value) -> str:
+    """``usaav_site_path`` checked: "" or a relative folder of the site ending with ``/``."""
+    if not isinstance(value, str) or value.startswith("/") or ".." in value.split("/") or \
+            (value and not value.endswith("/")):
+        raise ConfigError(f"html_context.usaav_site_path must be '' or a folder such as "
+                          f"'student/', got {value!r}")
+    return value
+
+
+def site_settings(context: dict) -> tuple[str, str]:
+    """``(usaav_site_path, usaav_edition)`` from the configuration's ``html_context``, checked;
+    ("", "full") when it names neither."""
+    site_path = site_path_of(context.get("usaav_site_path", ""))
+    edition = context.get("usaav_edition", "full")
+    if edition not in EDITIONS:
+        raise ConfigError(f"html_context.usaav_edition must be one of {EDITIONS}, got {edition!r}")
+    return site_path, edition
+
+
 def _on_config_inited(app, config):
-    config.html_baseurl = base_url(config.html_baseurl)
     context = dict(config.html_context or {})
+    site_path, edition = site_settings(context)
+    config.html_baseurl = base_url(config.html_baseurl)
+    if config.html_baseurl:
+        config.html_baseurl += site_path
     context.setdefault("default_mode", "auto")
+    context.update(usaav_site_path=site_path, usaav_edition=edition)
     config.html_context = context
 
 
@@ -302,10 +474,23 @@ def _on_html_page_context(app, pagename, templatename, context, doctree):
 
 
 def _on_html_page_buttons(app, pagename, templatename, context, doctree):
+    site_path, edition = site_settings(app.config.html_context)
     buttons = context.get("header_buttons")
     if buttons:
-        url = context["pathto"](PRINTED_DOC) + "#" + PRINTED_ANCHOR
-        without_print_button(buttons, url)
+        own = page_pdf(pagename, edition)
+        if own:
+            without_print_button(buttons, site_href(pagename, own, site_path),
+                                 text="printed page (PDF)",
+                                 tooltip="This page printed to PDF, spheres as pictures")
+        else:
+            url = context["pathto"](PRINTED_DOC) + "#" + PRINTED_ANCHOR
+            without_print_button(buttons, url)
+    if doctree is not None and "body" in context:
+        docs = {name: app.env.titles[name].astext() for name in app.env.found_docs
+                if name in app.env.titles}
+        rows = site_links(pagename, docs, edition)
+        context["body"] = with_site_links(
+            context["body"], site_links_html(pagename, rows, site_path), pagename)
 
 
 def _on_build_finished(app, exception):

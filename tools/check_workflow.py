@@ -16,9 +16,10 @@ Each file is checked in two ways.
    * every ``make <target>`` in a ``run`` script is a target of the Makefile;
    * a workflow that publishes with ``actions/deploy-pages`` does it from a job that may write
      Pages (``pages: write``, ``id-token: write``), deploys to the ``github-pages`` environment
-     and needs the job that uploads ``_build/html`` with ``actions/upload-pages-artifact``; that
-     job sets up a Python that ``pyproject.toml`` accepts, builds with ``make book``, and passes
-     the address from ``actions/configure-pages`` (its ``base_url`` output) to the build in the
+     and needs the job that uploads ``_build/site`` (what ``make site`` assembles: the book, its
+     student edition, the decks and the PDFs) with ``actions/upload-pages-artifact``; that job
+     sets up a Python that ``pyproject.toml`` accepts, builds with ``make site``, and passes the
+     address from ``actions/configure-pages`` (its ``base_url`` output) to the build in the
      variable that ``tools/book_site.py`` reads.
 
 ``--self-check`` also breaks each file on purpose in several ways (a misspelt key, a missing
@@ -43,7 +44,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 from book_site import BASEURL_ENV  # noqa: E402
 
-SITE = "_build/html"
+SITE = "_build/site"
+#: the make target that builds SITE
+BUILD = "site"
 CONTEXTS = {"github", "env", "vars", "job", "jobs", "steps", "runner", "secrets", "strategy",
             "matrix", "needs", "inputs"}
 FUNCTIONS = {"contains", "startsWith", "endsWith", "format", "join", "toJSON", "fromJSON",
@@ -172,7 +175,7 @@ def python_errors(where: str, version, pyproject: Path) -> list[str]:
 
 
 def pages_errors(workflow: dict, jobs: dict, root: Path) -> list[str]:
-    """The publishing chain: configure-pages -> make book -> upload -> deploy-pages."""
+    """The publishing chain: configure-pages -> make site -> upload -> deploy-pages."""
     deployers = [name for name, job in jobs.items()
                  if any(action(s) == "actions/deploy-pages" for s in job.get("steps") or [])]
     if not deployers:
@@ -210,23 +213,24 @@ def pages_errors(workflow: dict, jobs: dict, root: Path) -> list[str]:
         for s in pythons:
             out += python_errors(where, (s.get("with") or {}).get("python-version"),
                                  root / "pyproject.toml")
-        builds = [s for s in steps if re.search(r"(^|\s)make\s+book(\s|$)", str(s.get("run", "")))]
+        builds = [s for s in steps
+                  if re.search(rf"(^|\s)make\s+{BUILD}(\s|$)", str(s.get("run", "")))]
         if not builds:
-            out.append(f"{where}: no step runs `make book`")
+            out.append(f"{where}: no step runs `make {BUILD}`")
             continue
         build = builds[0]
         if index[id(build)] > index[id(upload)]:
-            out.append(f"{where}: the site is uploaded before `make book` builds it")
+            out.append(f"{where}: the site is uploaded before `make {BUILD}` builds it")
         configure = [s for s in steps[:index[id(build)]]
                      if action(s) == "actions/configure-pages"]
         if not configure or not configure[0].get("id"):
-            out.append(f"{where}: `make book` must follow an actions/configure-pages step "
+            out.append(f"{where}: `make {BUILD}` must follow an actions/configure-pages step "
                        f"with an id")
             continue
         wanted = f"steps.{configure[0]['id']}.outputs.base_url"
         given = str((build.get("env") or {}).get(BASEURL_ENV, ""))
         if re.fullmatch(r"\$\{\{\s*" + re.escape(wanted) + r"\s*\}\}", given.strip()) is None:
-            out.append(f"{where}: `make book` must get {BASEURL_ENV}: ${{{{ {wanted} }}}} "
+            out.append(f"{where}: `make {BUILD}` must get {BASEURL_ENV}: ${{{{ {wanted} }}}} "
                        f"(got {given!r})")
     return out
 
@@ -280,9 +284,10 @@ BREAKAGES = [
     ("a permission the schema refuses", "id-token: write", "id-token: read"),
     ("an unknown step", "steps.pages.outputs", "steps.page.outputs"),
     ("an unclosed expression", "base_url }}", "base_url }"),
-    ("an unknown make target", "run: make book", "run: make bok"),
+    ("an unknown make target", "run: make site", "run: make sit"),
+    ("no step that builds the site", "        run: make site\n", ""),
     ("an unpinned action", "actions/deploy-pages@v5", "actions/deploy-pages@main"),
-    ("the wrong site folder", "path: _build/html", "path: _build"),
+    ("the wrong site folder", "path: _build/site", "path: _build/html"),
     ("an unknown job", "needs: build", "needs: buld"),
     ("a Python the package refuses", 'python-version: "3.11"', 'python-version: "3.10"'),
     ("no base URL", f"{BASEURL_ENV}:", "OTHER_VARIABLE:"),

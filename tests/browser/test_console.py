@@ -8,6 +8,10 @@ file://, no formula MathJax fails on (an error node, or its "Math input error"),
 link, script, style sheet and picture of the page points to a file of the site.  When the book
 is built with a base URL (``html.baseurl``, or ``USAAV_BOOK_BASEURL`` as in the publishing
 workflow), links must still be relative: only the canonical link may name it.
+The links into the parts ``make site`` publishes beside the book (``student/``, ``slides/``,
+``pdf/``: tools/book_site.py writes them in every build) are left alone while the site's folder
+has no such part, as a book built alone has not; tests/browser/test_published_site.py checks
+them in the assembled site.
 
 One browser context opens the pages one after the other.  A page with widgets is given time to
 draw its spheres, and a page with math waits for MathJax, so that their errors are seen too.
@@ -22,7 +26,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from sphinx.errors import ConfigError
 
-from tools.book_site import BASEURL_ENV, base_url, drop_duplicates
+from tools.book_site import BASEURL_ENV, SITE_PARTS, base_url, drop_duplicates
 from tools.print_pdf import shown_models
 
 from .pages import (SITE, is_harmless, is_harmless_warning, site_pages, wait_for, widget_pages,
@@ -116,6 +120,13 @@ def problems_in(messages: list[tuple[str, str, str]]) -> list[str]:
     return bad
 
 
+def _unassembled(url: str, root: str, site: Path) -> bool:
+    """Whether ``url`` (under the site's ``root``) points into a part of the published site
+    that this folder does not hold (a book built without ``make site``)."""
+    part = url[len(root):].split("/", 1)[0]
+    return part in SITE_PARTS and not (site / part).exists()
+
+
 def broken_references(refs: list[dict], page_path: str, site: Path = SITE) -> list[str]:
     """References of the page at ``page_path`` (relative to the site) that do not point to a
     file of the site, that load from outside it, or that name its published address."""
@@ -135,7 +146,7 @@ def broken_references(refs: list[dict], page_path: str, site: Path = SITE) -> li
         if parts.scheme == "file":
             if not url.startswith(root):
                 bad.append(f"<{r['tag']}> points outside the site: {url}")
-            elif not Path(unquote(parts.path)).exists():
+            elif not Path(unquote(parts.path)).exists() and not _unassembled(url, root, site):
                 bad.append(f"<{r['tag']}> points to a missing file: {url}")
         elif parts.scheme in ("http", "https"):
             if r["tag"] != "a":
@@ -238,6 +249,18 @@ def test_reference_check_flags_missing_files_outside_resources_and_absolute_link
     assert "names the published site" in problems[2] and "outside the site" in problems[3]
     moved = [{"tag": "link", "rel": "canonical", "url": "https://example.org/pub/other.html"}]
     assert broken_references(moved, "book/a.html", site=tmp_path)
+
+
+def test_links_into_the_published_sites_parts_are_checked_once_the_part_is_there(tmp_path):
+    (tmp_path / "book").mkdir()
+    deck = {"tag": "a", "rel": "", "url": (tmp_path / "slides" / "session01.html").as_uri()}
+    other = {"tag": "a", "rel": "", "url": (tmp_path / "slidesx" / "session01.html").as_uri()}
+    # a book built alone: no slides/ folder, the deck's link is left to the assembled site
+    assert broken_references([deck], "book/a.html", site=tmp_path) == []
+    assert len(broken_references([other], "book/a.html", site=tmp_path)) == 1
+    (tmp_path / "slides").mkdir()  # an assembled site without that deck
+    problems = broken_references([deck], "book/a.html", site=tmp_path)
+    assert len(problems) == 1 and "session01.html" in problems[0], problems
 
 
 def test_base_url_comes_from_the_config_or_the_environment():

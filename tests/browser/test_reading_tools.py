@@ -8,8 +8,10 @@
 * **"Show all code"** (``_static/usaav-code-toggle.js``): one named toggle button at the top of a
   chapter opens every folded code cell at once and folds them all again, and follows the cells
   opened one by one.
-* **No ".pdf" print button**: the download menu links to the printed chapters (the FAQ's section
-  on ``make pdf``) instead of the browser's print.
+* **No ".pdf" print button**: the download menu links to the page's own PDF in the published
+  site (``pdf/<page>.pdf``; tests/browser/test_published_site.py checks that it resolves there),
+  or on a page that is not printed to the printed chapters (the FAQ's section on ``make pdf``),
+  instead of the browser's print.
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from .pages import SITE
 
 CHAPTER = SITE / "book" / "ch01_particles.html"
+#: a page that is not printed
+UNPRINTED = SITE / "book" / "start.html"
 #: a word of chapter 1's prose and where the search must find it
 QUERY, QUERY_PAGE = "metastability", "ch02_metastability"
 TIMEOUT_MS = 30_000
@@ -132,12 +136,17 @@ def test_no_browser_print_button_but_the_printed_chapters(page):
     assert "window.print()" not in html and "btn-download-pdf-button" not in html, (
         f"{CHAPTER.name} still offers the browser's print as '.pdf'")
     printed = page.locator("a.btn-printed-chapters-button")
+    assert printed.count() == 1, "the download menu has no link to the printed chapter"
+    assert printed.get_attribute("href") == "../pdf/ch01_particles.pdf"
+    _open(page, UNPRINTED)
+    printed = page.locator("a.btn-printed-chapters-button")
     assert printed.count() == 1, "the download menu has no link to the printed chapters"
     href = printed.get_attribute("href")
-    assert re.search(r"reference/faq\.html#faq-print$", href), href
-    target = (CHAPTER.parent / href.split("#")[0]).resolve()
+    assert re.search(r"faq\.html#faq-print$", href), href
+    target = (UNPRINTED.parent / href.split("#")[0]).resolve()
     assert target.is_file() and 'id="faq-print"' in target.read_text(encoding="utf-8"), (
         f"{href}: no section faq-print there")
+    _open(page, CHAPTER)
     notebook = page.locator("a.btn-download-source-button")
     assert notebook.count() == 1 and notebook.get_attribute("href").endswith(".ipynb"), (
         "the download menu lost the chapter's .ipynb")
