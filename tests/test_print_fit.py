@@ -72,3 +72,11 @@ def test_a_sparse_page_is_one_whose_content_ends_above_three_quarters(tmp_path, 
     assert page == 2 and fill < 0.75
     extents[1] = (0.05, 0.78)
     assert print_pdf.sparse_pages(tmp_path / "x.pdf") == []
+
+
+def test_a_page_of_session_cards_prints_one_sheet_per_card():
+    page = ('<section class="section seminar-card" id="s1"><h2>Session 1</h2></section>'
+            '<p class="seminar-cards-intro">not a card</p>'
+            '<section class="seminar-card section" id="s2"><h2>Session 2</h2></section>')
+    assert print_pdf.sheets(page) == 2
+    assert print_pdf.sheets("<section class='section'>no cards</section>") == 0

@@ -748,6 +748,25 @@ def sparse_pages(pdf_path, min_fill: float = MIN_FILL) -> list[tuple[int, float]
             if _fill(ext) < min_fill]
 
 
+#: pages printed as sheets, one per element of this class (the seminar's session cards, each
+#: starting a new page by the print stylesheet): their PDF must have one page per sheet, and a
+#: short sheet leaving its page half empty is by design, not a sparse page
+SHEET = re.compile(r'class="[^"]*\bseminar-card\b')
+
+
+def sheets(page_html: str) -> int:
+    """How many sheets (``seminar-card`` elements) a built page prints, one a page."""
+    return len(SHEET.findall(page_html))
+
+
+def pdf_pages(pdf_path: Path) -> int:
+    import io
+
+    from pypdf import PdfReader
+
+    return len(PdfReader(io.BytesIO(Path(pdf_path).read_bytes())).pages)
+
+
 def check_pdf(pdf_path: Path, title: str) -> list[str]:
     """Problems of a printed page: no pages, or its title missing from the text of page 1-2."""
     import io
@@ -821,7 +840,11 @@ def print_all(jobs: list[tuple[Path, Path]], mathjax: Path = MATHJAX,
                 bad.append(f"{pdf}: {info['pictures']} pictures for {info['renderers']} spheres")
             if info["controls_shown"]:
                 bad.append(f"{pdf}: {info['controls_shown']} player or explorer controls printed")
-            sparse = sparse_pages(pdf, min_fill)
+            n_sheets = sheets(Path(html_path).read_text(encoding="utf-8"))
+            sparse = [] if n_sheets else sparse_pages(pdf, min_fill)
+            if n_sheets and pdf_pages(pdf) != n_sheets:
+                bad.append(f"{pdf}: {pdf_pages(pdf)} pages for {n_sheets} sheets (a card that "
+                           f"does not fit its page, or a page without a card)")
             if sparse:
                 bad.append(f"{pdf}: pages (number, fill) more than {1 - min_fill:.0%} empty: "
                            f"{sparse}")

@@ -124,3 +124,13 @@ def test_printed_chapter_keeps_folded_code_folded(chapter):
     assert not printed, f"folded code printed: {printed[:5]}"
     if shown:
         assert any(line in text for line in shown), "no shown code in the PDF: no test"
+
+
+def test_the_session_cards_print_one_page_per_session():
+    cards_html = SITE / "book" / "seminar" / "cards.html"
+    if not cards_html.is_file():
+        pytest.skip("the book has no session cards")
+    n_cards = print_pdf.sheets(cards_html.read_text(encoding="utf-8"))
+    sessions = len(re.findall(r"<h2[^>]*>\s*Session \d+", cards_html.read_text(encoding="utf-8")))
+    assert n_cards >= 9 and n_cards == sessions, (n_cards, sessions)
+    assert print_pdf.pdf_pages(SITE / "pdf" / "cards.pdf") == n_cards
