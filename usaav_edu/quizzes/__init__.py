@@ -104,25 +104,40 @@ def _script(questions_: list[dict], div_id: str) -> str:
     return script
 
 
-def render(session: int) -> tuple[str, str]:
-    """Session ``session``'s quiz as ``(html, javascript)``: the container with its styles, and
-    the script that fills it.  Each call gets a container id of its own (``usaavQuizKKnN``)."""
+def render(session: int) -> str:
+    """Session ``session``'s quiz as one HTML fragment: the container, its styles and the script
+    that fills it.  Each call gets a container id of its own (``usaavQuizKKnN``)."""
     from jupyterquiz.dynamic.renderer import build_styles, render_div
 
     session = _check_session(session)
     div_id = f"usaavQuiz{session:02d}n{next(_counter)}"
     div = render_div(div_id, False, True, False, 1_000_000, 600, 10, "left")
-    html = div + "</div>" + build_styles(div_id, COLOURS)
-    return html, _script(questions(session), div_id)
+    # the questions hold no TeX (the bank's test checks it), so jupyterquiz's script runs with
+    # a MathJax of its own that is undefined: it never calls, replaces or loads the page's
+    script = ("(function () {\nvar MathJax;\n" + _script(questions(session), div_id)
+              + "\n})();").replace("</", "<\\/")
+    return (div + "</div>" + build_styles(div_id, COLOURS)
+            + f'<script type="text/javascript">{script}</script>')
 
 
-def show(session: int) -> None:
-    """Display session ``session``'s quiz (1 to 9, on chapter ``session``) in the notebook.
+class Quiz:
+    """A session's quiz as a notebook shows it (its HTML, with the script that runs it)."""
+
+    def __init__(self, session: int):
+        self.session = _check_session(session)
+
+    def _repr_html_(self) -> str:
+        return render(self.session)
+
+    def __repr__(self) -> str:
+        return f"<quiz of session {self.session}: {len(questions(self.session))} questions>"
+
+
+def show(session: int) -> Quiz:
+    """Session ``session``'s quiz (1 to 9, on chapter ``session``), shown by the notebook as the
+    value of the cell: ``ue.quizzes.show(3)`` as a cell's last line.
 
     Click an answer, or type a number and press Enter: the feedback says whether it is right and
-    why.  It runs in JupyterLab and in the static book (no kernel, no network)."""
-    from IPython.display import HTML, Javascript, display
-
-    html, script = render(session)
-    display(HTML(html))
-    display(Javascript(script))
+    why.  It runs in JupyterLab (once the cell has run) and in the static book, without a kernel
+    and without the network."""
+    return Quiz(session)
