@@ -7,17 +7,19 @@ list in jupyterquiz's question format (``type`` ``multiple_choice`` with ``answe
 ``answer``, ``correct``, ``feedback``; ``type`` ``numeric`` with a correct ``range`` answer and a
 ``default`` one for everything else), each question with an ``id`` of its own.
 
-:func:`show` displays a session's quiz with jupyterquiz, in JupyterLab and in the built book
-alike: the questions, the script and the styles are all in the cell's output, so a static page
-runs the quiz in the browser without a kernel and without the network.  Two changes are made to
+:func:`show` gives a session's quiz, which the notebook displays as the cell's value, with
+jupyterquiz's questions, in JupyterLab and in the built book alike: the questions, the script and
+the styles are all in one HTML output of the cell, so a static page runs the quiz in the browser
+without a kernel and without the network.  Two changes are made to
 jupyterquiz's script (pinned version, checked when the quiz is built): every question's container
 gets the class ``usaav-quiz`` besides jupyterquiz's own ``Quiz``, and the fallback that would fetch
 MathJax from a CDN is removed (the questions write their mathematics in Unicode and HTML, and the
 book's pages bring their own MathJax).  ``tools/quiz_qti.py`` exports the same questions as QTI
 for Canvas and Moodle.
 
-    from usaav_edu import quizzes
-    quizzes.show(3)          # the quiz of session 3, on chapter 3
+    import usaav_edu as ue
+    ue.quizzes.show(3)       # the quiz of session 3, on chapter 3, as the cell's value
+    ue.quizzes.Quiz(3)       # the same (the chapters' last cell)
 """
 from __future__ import annotations
 
@@ -125,12 +127,13 @@ class Quiz:
 
     def __init__(self, session: int):
         self.session = _check_session(session)
+        self.questions = questions(self.session)   # a bank that cannot be read fails here
 
     def _repr_html_(self) -> str:
         return render(self.session)
 
     def __repr__(self) -> str:
-        return f"<quiz of session {self.session}: {len(questions(self.session))} questions>"
+        return f"<quiz of session {self.session}: {len(self.questions)} questions>"
 
 
 def show(session: int) -> Quiz:
