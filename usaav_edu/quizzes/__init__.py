@@ -10,12 +10,13 @@ list in jupyterquiz's question format (``type`` ``multiple_choice`` with ``answe
 :func:`show` gives a session's quiz, which the notebook displays as the cell's value, with
 jupyterquiz's questions, in JupyterLab and in the built book alike: the questions, the script and
 the styles are all in one HTML output of the cell, so a static page runs the quiz in the browser
-without a kernel and without the network.  Two changes are made to
-jupyterquiz's script (pinned version, checked when the quiz is built): every question's container
-gets the class ``usaav-quiz`` besides jupyterquiz's own ``Quiz``, and the fallback that would fetch
-MathJax from a CDN is removed (the questions write their mathematics in Unicode and HTML, and the
-book's pages bring their own MathJax).  ``tools/quiz_qti.py`` exports the same questions as QTI
-for Canvas and Moodle.
+without a kernel and without the network.  Three changes are made to jupyterquiz's script
+(pinned version, checked when the quiz is built): every question's container gets the class
+``usaav-quiz`` besides jupyterquiz's own ``Quiz``; the fallback that would fetch MathJax from a
+CDN is removed; and the script runs with a ``MathJax`` of its own that is undefined, so that it
+never typesets, replaces or loads the page's (the questions write their mathematics in Unicode
+and HTML, and hold no TeX).  ``tools/quiz_qti.py`` exports the same questions as QTI for Canvas
+and Moodle.
 
     import usaav_edu as ue
     ue.quizzes.show(3)       # the quiz of session 3, on chapter 3, as the cell's value
