@@ -7,16 +7,27 @@
 * The built book: at least nine pages carry a quiz, and on each chapter page the quiz of its
   session is there, built by the page's own script, and reacts to a click, with no request
   leaving file:// and no uncaught error.
+* JupyterLab (started as ``make lab`` starts it, on a scratch folder with a one-cell notebook):
+  once the cell ``ue.quizzes.show(k)`` has run, the quiz is in its output and a click shows the
+  feedback.
 """
 from __future__ import annotations
 
+import json
+import os
 import re
+import secrets
+import subprocess
+import sys
+import time
+import urllib.request
 
 import pytest
 
 from usaav_edu import quizzes
 
-from .pages import SITE, site_pages, wait_for
+from .pages import ROOT, SITE, site_pages, wait_for
+from .test_lab import START_TIMEOUT, _free_port, _stop, _write_settings, lab_options
 
 SESSIONS = list(range(1, 10))
 EXPORT = ('<!DOCTYPE html><html><head><meta charset="utf-8"><title>quiz</title></head>'
@@ -111,3 +122,81 @@ def test_each_chapter_page_runs_its_quiz_without_a_kernel(page, session):
     cls, text = feedback_of(box)
     assert {"correct", "incorrect"} & set(cls.split()) and text, (html.name, cls, text)
     check_offline(page)
+
+
+LAB_SESSION = 5
+#: for the kernel to start, import the package (compiling its kernels if the cache is cold:
+#: half a minute to two) and run the cell
+LAB_TIMEOUT_MS = 240_000
+
+
+@pytest.fixture(scope="module")
+def lab_notebook(tmp_path_factory):
+    """A ``jupyter lab`` on a scratch folder holding ``quiz.ipynb`` (one cell that shows the quiz
+    of LAB_SESSION); yields the notebook's URL.  The kernel imports this repository's package."""
+    tmp = tmp_path_factory.mktemp("quizlab")
+    root = tmp / "root"
+    root.mkdir()
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "quiz", "metadata": {},
+                     "outputs": [], "source": [f"import usaav_edu as ue\nue.quizzes.show({LAB_SESSION})"]}],
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                      "language": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    (root / "quiz.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    _write_settings(tmp / "user-settings")
+    port, token = _free_port(), secrets.token_hex(16)
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser",
+           f"--ServerApp.root_dir={root}", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+           "--ServerApp.port_retries=0", f"--ServerApp.token={token}",
+           *lab_options(), f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
+           f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
+           f"--FileCheckpoints.checkpoint_dir={tmp / 'checkpoints'}"]
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    log_path = tmp / "server.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root,
+                                start_new_session=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{log_path.read_text()}")
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"jupyter lab did not answer within {START_TIMEOUT} s:\n"
+                                f"{log_path.read_text()}")
+                time.sleep(0.3)
+        yield f"{url}/lab/workspaces/quiz/tree/quiz.ipynb?reset&token={token}"
+    finally:
+        _stop(proc)
+
+
+def test_the_quiz_runs_in_jupyterlab(browser, lab_notebook):
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    try:
+        page.goto(lab_notebook)
+        editor = page.locator(".jp-NotebookPanel .jp-CodeCell .cm-content").first
+        editor.wait_for(timeout=LAB_TIMEOUT_MS)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.jp-Notebook-ExecutionIndicator, "
+            ".jp-KernelStatus')].some(e => /idle/i.test(e.getAttribute('data-status') || "
+            "e.getAttribute('title') || e.textContent || ''))", timeout=LAB_TIMEOUT_MS)
+        editor.click()
+        page.keyboard.press("Shift+Enter")
+        boxes = page.locator(".jp-OutputArea .usaav-quiz")
+        n = len(quizzes.questions(LAB_SESSION))
+        page.wait_for_function(f"() => document.querySelectorAll('.jp-OutputArea .usaav-quiz')"
+                               f".length === {n}", timeout=LAB_TIMEOUT_MS)
+        box = boxes.nth(next(i for i, q in enumerate(quizzes.questions(LAB_SESSION))
+                             if q["type"] == "multiple_choice"))
+        box.locator("label.MCButton").first.click()
+        cls, text = feedback_of(box)
+        assert {"correct", "incorrect"} & set(cls.split()) and text, (cls, text)
+    finally:
+        context.close()
