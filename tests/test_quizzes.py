@@ -304,6 +304,13 @@ def test_an_unknown_jupyterquiz_script_is_refused(monkeypatch):
         quizzes.render(1)
 
 
+def test_the_wheel_ships_the_bank():
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "*.json" in config["package-data"]["usaav_edu.quizzes"]
+
+
 @pytest.mark.parametrize("session", SESSIONS)
 def test_each_chapter_ends_with_its_quiz_before_the_references(session):
     cells = json.loads(_chapter(session).read_text(encoding="utf-8"))["cells"]
