@@ -51,6 +51,11 @@ def all_questions():
     return [(s, q) for s in SESSIONS for q in bank(s)["questions"]]
 
 
+def question_id(v):
+    """A test id: the question's id for a question, the value itself otherwise."""
+    return v["id"] if isinstance(v, dict) else str(v)
+
+
 def plain(html: str) -> str:
     """The text of ``html``, its quotes and dashes made plain (text2qti's Markdown curls them)."""
     return editions.normalize(unescape(re.sub(r"<[^>]+>", "", html)))
@@ -76,7 +81,7 @@ def test_the_bank_has_exactly_the_nine_sessions():
     assert list(quizzes.SESSIONS) == SESSIONS
 
 
-@pytest.mark.parametrize("session,q", all_questions(), ids=lambda v: v["id"] if isinstance(v, dict) else str(v))
+@pytest.mark.parametrize("session,q", all_questions(), ids=question_id)
 def test_every_answer_has_feedback_that_says_why(session, q):
     for a in q["answers"]:
         assert len(plain(a.get("feedback", "")).split()) >= 6, (
@@ -86,7 +91,7 @@ def test_every_answer_has_feedback_that_says_why(session, q):
 
 @pytest.mark.parametrize("session,q", [(s, q) for s, q in all_questions()
                                        if q["type"] == "multiple_choice"],
-                         ids=lambda v: v["id"] if isinstance(v, dict) else str(v))
+                         ids=question_id)
 def test_a_multiple_choice_question_has_exactly_one_correct_answer(session, q):
     answers = q["answers"]
     assert len(answers) >= 3
@@ -213,7 +218,7 @@ def test_every_numeric_question_has_a_package_value():
     assert sorted(q["id"] for _, q in NUMERIC) == sorted(PACKAGE_VALUES)
 
 
-@pytest.mark.parametrize("session,q", NUMERIC, ids=lambda v: v["id"] if isinstance(v, dict) else str(v))
+@pytest.mark.parametrize("session,q", NUMERIC, ids=question_id)
 def test_a_numeric_answer_is_what_the_package_computes(session, q):
     lo, hi = numeric_range(q)
     value = PACKAGE_VALUES[q["id"]]()
@@ -354,7 +359,7 @@ def test_qti_packages_hold_every_question_with_its_correct_answer(tmp_path):
         for q in qs:
             item = by_title[q["id"]]
             kind = next(f.findtext(f"{pre}fieldentry", namespaces=ns)
-                        for f in item.iter(f"{{{ns['q']}}}qtimetadatafield" if ns else "qtimetadatafield")
+                        for f in item.findall(f".//{pre}qtimetadatafield", ns)
                         if f.findtext(f"{pre}fieldlabel", namespaces=ns) == "question_type")
             scoring = [c for c in item.findall(f".//{pre}respcondition", ns)
                        if c.findtext(f"{pre}setvar", namespaces=ns) == "100"]

@@ -89,7 +89,8 @@ def test_an_exported_quiz_answers_every_question(page, tmp_path, session):
 
 
 def quiz_pages():
-    return [p for p in site_pages() if "usaav-quiz" in p.read_text(encoding="utf-8", errors="replace")]
+    return [p for p in site_pages()
+            if "usaav-quiz" in p.read_text(encoding="utf-8", errors="replace")]
 
 
 def test_at_least_nine_pages_of_the_book_carry_a_quiz():
@@ -137,8 +138,9 @@ def lab_notebook(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("quizlab")
     root = tmp / "root"
     root.mkdir()
+    source = f"import usaav_edu as ue\nue.quizzes.show({LAB_SESSION})"
     nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "quiz", "metadata": {},
-                     "outputs": [], "source": [f"import usaav_edu as ue\nue.quizzes.show({LAB_SESSION})"]}],
+                     "outputs": [], "source": [source]}],
           "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
                                       "language": "python"}},
           "nbformat": 4, "nbformat_minor": 5}
