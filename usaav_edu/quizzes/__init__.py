@@ -64,6 +64,8 @@ COLOURS = {
 
 
 def _check_session(session) -> int:
+    """``session`` if it is a session with a quiz (an int from 1 to 9); TypeError or
+    ValueError, naming the argument, otherwise."""
     if isinstance(session, bool) or not isinstance(session, int):
         raise TypeError(f"session must be an integer from {SESSIONS[0]} to {SESSIONS[-1]} "
                         f"(the session paired with chapter k), got {session!r}")
@@ -99,7 +101,7 @@ def _script(questions_: list[dict], div_id: str) -> str:
                            f"{_WRAPPER_CLASS!r} once; the quizzes need jupyterquiz 2.9.6.4")
     script = script.replace(_WRAPPER_CLASS,
                             f"this.wrapper.className = 'Quiz {QUESTION_CLASS}';")
-    script, removed = _CDN_FALLBACK.subn("/* MathJax comes from the page, never a CDN */", script)
+    script, removed = _CDN_FALLBACK.subn("/* no MathJax from a CDN */", script)
     if not removed or ADDRESS.search(script):
         raise RuntimeError(f"jupyterquiz {jupyterquiz.__version__}: its script loads something "
                            "from the network in a way the quizzes do not know how to remove; "
