@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 
 # lowest first; "" is the package root (usaav_edu/__init__.py)
 LAYERS = [
-    ["_validate", "_version", "progress", "sphere", "laws", "checks", "exercises"],
+    ["_validate", "_version", "progress", "sphere", "laws", "checks", "exercises", "quizzes"],
     ["dynamics.fastexp", "dynamics.expansions"],
     ["dynamics.rhs"],
     ["gauges", "biases", "profiles"],

@@ -178,7 +178,7 @@ _say_compiling()
 from ._version import __version__
 
 from . import biases, diagnostics, dynamics, experiments, gauges, laws, maximizers, models, profiles
-from . import checks, exercises, progress, reductions, spectral, sphere
+from . import checks, exercises, progress, quizzes, reductions, spectral, sphere
 from . import density, meanfield
 from .models import Model
 from .solver import IntegrationError, energy, energy_bound, simulate
@@ -197,7 +197,7 @@ def __getattr__(name):
 
 __all__ = [
     "biases", "diagnostics", "dynamics", "experiments", "gauges", "laws", "maximizers", "models",
-    "profiles", "progress", "checks", "exercises", "reductions", "spectral", "sphere", "density", "meanfield",
+    "profiles", "progress", "quizzes", "checks", "exercises", "reductions", "spectral", "sphere", "density", "meanfield",
     "Model",
     "IntegrationError", "energy", "energy_bound", "simulate", "sweep", "Trajectory", "__version__",
 ]
