@@ -69,8 +69,8 @@ def test_the_seminar_page_lists_every_deck_pdf_and_the_student_edition():
     rows = book_site.site_links("book/seminar/index", TITLES)
     targets = [t for _, links in rows for _, t in links]
     assert targets == ["student/index.html",
-                       "slides/session01.html", "pdf/ch01_particles.pdf",
-                       "slides/session02.html", "pdf/ch02_metastability.pdf",
+                       "slides/session01.html", "pdf/ch01_particles.pdf", "qti/session01.zip",
+                       "slides/session02.html", "pdf/ch02_metastability.pdf", "qti/session02.zip",
                        "pdf/problems_part1.pdf", "pdf/problems_part1_key.pdf"]
     assert rows[1][0] == "Session 1, Tokens as particles"
     student = book_site.site_links("book/seminar/index", TITLES, "student")

@@ -14,6 +14,8 @@ The site (``_build/site``)::
                             set's key from the full edition (problems_part1_key.pdf) and its
                             handout from the student edition (problems_part1.pdf), and the
                             seminar's cards and syllabus when the book has those pages
+    qti/                    tools/quiz_qti.py: each session's quiz as a QTI package for Canvas
+                            or Moodle (session01.zip)
 
 The pages link these parts (tools/book_site.py writes the links in every build); once the site
 is put together, every such link (``a.usaav-site-link`` and the header's PDF entry, in both
@@ -38,8 +40,8 @@ from urllib.parse import unquote, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from book_site import (PDF_DIR, PROBLEMS_PAGE, SITE_LINK_CLASS, SITE_PARTS,  # noqa: E402
-                       SLIDES_DIR, STUDENT_DIR, page_pdf)
+from book_site import (PDF_DIR, PROBLEMS_PAGE, QTI_DIR, SITE_LINK_CLASS,  # noqa: E402
+                       SITE_PARTS, SLIDES_DIR, STUDENT_DIR, page_pdf)
 
 BOOK = ROOT / "_build" / "html"
 STUDENT = ROOT / "_build" / "student" / "_build" / "html"
@@ -101,6 +103,13 @@ def print_pdfs(jobs: list[tuple[Path, str]], out: Path, workers: int = PRINT_WOR
     if any(codes):
         raise SiteError("printing failed (messages above)"
                         + (f"; not printed: {', '.join(failed)}" if failed else ""))
+
+
+def make_quiz_packages(out: Path) -> None:
+    """The quizzes as QTI packages: ``tools/quiz_qti.py --out <out>``."""
+    cmd = [sys.executable, str(ROOT / "tools" / "quiz_qti.py"), "--out", str(out)]
+    if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
+        raise SiteError(f"the quiz packages: {' '.join(cmd)} failed")
 
 
 def make_decks(out: Path) -> None:
@@ -215,6 +224,7 @@ def assemble(out: Path = OUT, book: Path = BOOK, student: Path = STUDENT,
             _copy_dir(Path(slides), site / SLIDES_DIR, "the decks are", "make slides")
         else:
             make_decks(site / SLIDES_DIR)
+        make_quiz_packages(site / QTI_DIR)
         if pdf is not None:
             _copy_dir(Path(pdf), site / PDF_DIR, "the PDFs are", "tools/print_pdf.py")
         else:

@@ -270,8 +270,8 @@ def without_print_button(header_buttons: list, printed_url: str,
 
 
 #: the parts ``make site`` publishes beside the book (folders of the site's root)
-STUDENT_DIR, SLIDES_DIR, PDF_DIR = "student", "slides", "pdf"
-SITE_PARTS = (STUDENT_DIR, SLIDES_DIR, PDF_DIR)
+STUDENT_DIR, SLIDES_DIR, PDF_DIR, QTI_DIR = "student", "slides", "pdf", "qti"
+SITE_PARTS = (STUDENT_DIR, SLIDES_DIR, PDF_DIR, QTI_DIR)
 EDITIONS = ("full", "student")
 #: class of every link written into a page by :func:`site_links_html` and the header entry
 SITE_LINK_CLASS = "usaav-site-link"
@@ -286,6 +286,12 @@ def session_of(pagename: str) -> int | None:
     """The session a page belongs to: chapter k (``book/chKK_...``) is session k; else None."""
     m = CHAPTER_PAGE.match(pagename)
     return int(m.group(1)) if m else None
+
+
+def session_quiz_package(session: int) -> str:
+    """Session ``session``'s quiz as a QTI package for a learning platform (tools/quiz_qti.py),
+    relative to the site's root (``qti/session01.zip``)."""
+    return session_deck(session).replace(f"{SLIDES_DIR}/", f"{QTI_DIR}/").replace(".html", ".zip")
 
 
 def session_deck(session: int) -> str:
@@ -348,7 +354,8 @@ def site_links(pagename: str, docs: dict[str, str], edition: str = "full") -> li
             k = session_of(name)
             rows.append((f"Session {k}, {docs[name]}",
                          [("slides", session_deck(k)), ("printed chapter (PDF)",
-                                                        page_pdf(name, edition))]))
+                                                        page_pdf(name, edition)),
+                          ("quiz for Canvas or Moodle (QTI)", session_quiz_package(k))]))
     for name in sorted(d for d in docs if PROBLEMS_PAGE.match(d)):
         links = [("handout (PDF)", page_pdf(name, "student"))]
         if edition == "full":

@@ -134,3 +134,14 @@ def test_the_session_cards_print_one_page_per_session():
     sessions = len(re.findall(r"<h2[^>]*>\s*Session \d+", cards_html.read_text(encoding="utf-8")))
     assert n_cards >= 9 and n_cards == sessions, (n_cards, sessions)
     assert print_pdf.pdf_pages(SITE / "pdf" / "cards.pdf") == n_cards
+
+
+def test_every_sessions_quiz_is_in_the_site_as_a_qti_package():
+    import zipfile
+
+    packages = sorted((SITE / "qti").glob("session*.zip"))
+    assert len(packages) == 9, packages
+    for package in packages:
+        with zipfile.ZipFile(package) as z:
+            assert z.testzip() is None
+            assert "imsmanifest.xml" in z.namelist(), (package, z.namelist())
