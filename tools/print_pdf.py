@@ -749,8 +749,9 @@ def sparse_pages(pdf_path, min_fill: float = MIN_FILL) -> list[tuple[int, float]
 
 
 #: pages printed as sheets, one per element of this class (the seminar's session cards, each
-#: starting a new page by the print stylesheet): their PDF must have one page per sheet, and a
-#: short sheet leaving its page half empty is by design, not a sparse page
+#: starting a new page by the print stylesheet): their PDF must have a cover (the page's title
+#: and introduction) and one page per sheet, and a short sheet leaving its page half empty is by
+#: design, not a sparse page
 SHEET = re.compile(r'class="[^"]*\bseminar-card\b')
 
 
@@ -842,9 +843,9 @@ def print_all(jobs: list[tuple[Path, Path]], mathjax: Path = MATHJAX,
                 bad.append(f"{pdf}: {info['controls_shown']} player or explorer controls printed")
             n_sheets = sheets(Path(html_path).read_text(encoding="utf-8"))
             sparse = [] if n_sheets else sparse_pages(pdf, min_fill)
-            if n_sheets and pdf_pages(pdf) != n_sheets:
-                bad.append(f"{pdf}: {pdf_pages(pdf)} pages for {n_sheets} sheets (a card that "
-                           f"does not fit its page, or a page without a card)")
+            if n_sheets and pdf_pages(pdf) != n_sheets + 1:
+                bad.append(f"{pdf}: {pdf_pages(pdf)} pages for a cover and {n_sheets} sheets "
+                           f"(a card that does not fit its page)")
             if sparse:
                 bad.append(f"{pdf}: pages (number, fill) more than {1 - min_fill:.0%} empty: "
                            f"{sparse}")

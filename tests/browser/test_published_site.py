@@ -133,7 +133,8 @@ def test_the_session_cards_print_one_page_per_session():
     n_cards = print_pdf.sheets(cards_html.read_text(encoding="utf-8"))
     sessions = len(re.findall(r"<h2[^>]*>\s*Session \d+", cards_html.read_text(encoding="utf-8")))
     assert n_cards >= 9 and n_cards == sessions, (n_cards, sessions)
-    assert print_pdf.pdf_pages(SITE / "pdf" / "cards.pdf") == n_cards
+    # a cover (the page's title and introduction), then one page per card
+    assert print_pdf.pdf_pages(SITE / "pdf" / "cards.pdf") == n_cards + 1
 
 
 def test_every_sessions_quiz_is_in_the_site_as_a_qti_package():
