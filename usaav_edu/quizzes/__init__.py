@@ -29,7 +29,7 @@ import json
 import re
 from importlib import resources
 
-#: the sessions that have a quiz: session k reads chapter k
+#: the sessions that have a quiz (session k reads chapter k)
 SESSIONS = tuple(range(1, 10))
 #: the class of every question's container
 QUESTION_CLASS = "usaav-quiz"
@@ -43,7 +43,7 @@ _CDN_FALLBACK = re.compile(
 #: any network address in the output
 ADDRESS = re.compile(r"https?://|//cdn|\bcdn\.", re.I)
 _counter = itertools.count(1)
-#: the quiz's colours (jupyterquiz's CSS variables): the book's dark blue for the questions,
+#: the quiz's colours, jupyterquiz's CSS variables; the book's dark blue for the questions,
 #: light buttons, green and red for right and wrong
 COLOURS = {
     "--jq-multiple-choice-bg": "#1f3b63",
