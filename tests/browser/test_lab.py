@@ -30,6 +30,7 @@ does not lead there.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -104,22 +105,22 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=10)
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    """A running ``jupyter lab`` on book/: yields its base URL and token."""
-    tmp = tmp_path_factory.mktemp("lab")
+@contextlib.contextmanager
+def lab_server(root: Path, tmp: Path, cwd: Path = ROOT, env: dict | None = None):
+    """A running ``jupyter lab`` on ``root`` with the Makefile's options and fresh settings,
+    runtime and checkpoint folders under ``tmp``; yields its base URL and token, and stops it."""
     _write_settings(tmp / "user-settings")
     port, token = _free_port(), secrets.token_hex(16)
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser",
-           f"--ServerApp.root_dir={BOOK}", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+           f"--ServerApp.root_dir={root}", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
            "--ServerApp.port_retries=0", f"--ServerApp.token={token}",
            *lab_options(), f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
            f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
            f"--FileCheckpoints.checkpoint_dir={tmp / 'checkpoints'}"]
-    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp / "runtime"))
+    env = dict(os.environ if env is None else env, JUPYTER_RUNTIME_DIR=str(tmp / "runtime"))
     log_path = tmp / "server.log"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd,
                                 start_new_session=True)
     try:
         url = f"http://127.0.0.1:{port}"
@@ -138,6 +139,13 @@ def lab(tmp_path_factory):
         yield url, token
     finally:
         _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A running ``jupyter lab`` on book/: yields its base URL and token."""
+    with lab_server(BOOK, tmp_path_factory.mktemp("lab")) as (url, token):
+        yield url, token
 
 
 def _markdown_cells(chapter: Path) -> tuple[int, int]:

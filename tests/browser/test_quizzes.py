@@ -16,18 +16,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
-import subprocess
-import sys
 import time
-import urllib.request
 
 import pytest
 
 from usaav_edu import quizzes
 
 from .pages import ROOT, SITE, site_pages, wait_for
-from .test_lab import START_TIMEOUT, _free_port, _stop, _write_settings, lab_options
+from .test_lab import lab_server
 
 SESSIONS = list(range(1, 10))
 EXPORT = ('<!DOCTYPE html><html><head><meta charset="utf-8"><title>quiz</title></head>'
@@ -145,37 +141,10 @@ def lab_notebook(tmp_path_factory):
                                       "language": "python"}},
           "nbformat": 4, "nbformat_minor": 5}
     (root / "quiz.ipynb").write_text(json.dumps(nb), encoding="utf-8")
-    _write_settings(tmp / "user-settings")
-    port, token = _free_port(), secrets.token_hex(16)
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser",
-           f"--ServerApp.root_dir={root}", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-           "--ServerApp.port_retries=0", f"--ServerApp.token={token}",
-           *lab_options(), f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
-           f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
-           f"--FileCheckpoints.checkpoint_dir={tmp / 'checkpoints'}"]
-    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+    env = dict(os.environ,
                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    log_path = tmp / "server.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root,
-                                start_new_session=True)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{log_path.read_text()}")
-            try:
-                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"jupyter lab did not answer within {START_TIMEOUT} s:\n"
-                                f"{log_path.read_text()}")
-                time.sleep(0.3)
+    with lab_server(root, tmp, cwd=root, env=env) as (url, token):
         yield f"{url}/lab/workspaces/quiz/tree/quiz.ipynb?reset&token={token}"
-    finally:
-        _stop(proc)
 
 
 def _run_first_cell(page, timeout_s):
