@@ -146,3 +146,45 @@ def test_every_sessions_quiz_is_in_the_site_as_a_qti_package():
         with zipfile.ZipFile(package) as z:
             assert z.testzip() is None
             assert "imsmanifest.xml" in z.namelist(), (package, z.namelist())
+
+
+def test_the_syllabus_and_its_calendar_are_in_the_site():
+    import icalendar
+
+    syllabus = SITE / "book" / "seminar" / "syllabus.html"
+    text = syllabus.read_text(encoding="utf-8")
+    assert 'href="seminar.ics"' in text
+    calendar = icalendar.Calendar.from_ical((syllabus.parent / "seminar.ics").read_bytes())
+    events = [e for e in calendar.walk("VEVENT")]
+    assert len(events) >= 9
+    starts = sorted(e.decoded("DTSTART") for e in events)
+    assert all(b > a for a, b in zip(starts, starts[1:])), "two sessions at one time"
+    # the syllabus's session table shows the calendar's first date
+    first = starts[0]
+    assert f"{first:%d} {first:%b} {first:%Y}" in text or f"{first:%d %B %Y}" in text, first
+
+
+@pytest.mark.parametrize("problems", PROBLEM_SETS, ids=lambda p: p.stem)
+def test_each_problem_set_states_its_exercises_on_the_printed_handout(problems):
+    # the handout (student edition, printed) holds every problem of the page, by its title
+    from pypdf import PdfReader
+
+    headings = re.findall(r"<h4>(.*?)</h4>", problems.read_text(encoding="utf-8"), re.S)
+    plain = [html_unescape(re.sub(r"<[^>]+>", "", h)).rstrip("#").strip() for h in headings]
+    titles = [re.sub(r"^[\d.]*\s*Problem \d+: ", "", t) for t in plain if "Problem" in t]
+    assert titles, f"{problems.name}: no problem headings"
+    handout = SITE / "pdf" / f"{problems.stem}.pdf"
+    text = unicodedata.normalize("NFKC", " ".join(p.extract_text() or ""
+                                                  for p in PdfReader(str(handout)).pages))
+    flat = "".join(text.split())
+    # math (\(...\)) prints typeset: the words around it are looked for
+    words = {t: [w for w in re.split(r"\\\(.*?\\\)", t) if w.strip()] for t in titles}
+    missing = [t for t, parts in words.items()
+               if not all("".join(w.split()) in flat for w in parts)]
+    assert not missing, f"{handout.name}: problems not printed: {missing}"
+
+
+def html_unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)
