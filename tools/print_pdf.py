@@ -227,18 +227,22 @@ SWAP_CANVAS = """
 """
 
 
+def model_refs(value):
+    """The widget model ids a widget state value names (``"IPY_MODEL_<id>"``), at any depth."""
+    if isinstance(value, str) and value.startswith("IPY_MODEL_"):
+        yield value[len("IPY_MODEL_"):]
+    elif isinstance(value, list):
+        for v in value:
+            yield from model_refs(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from model_refs(v)
+
+
 def shown_models(state: dict, model_name: str) -> int:
     """How many models named ``model_name`` a page shows at first: a Stack shows only its
     selected child, so what only its other children hold is not drawn until selected."""
-    def refs(value):
-        if isinstance(value, str) and value.startswith("IPY_MODEL_"):
-            yield value[len("IPY_MODEL_"):]
-        elif isinstance(value, list):
-            for v in value:
-                yield from refs(v)
-        elif isinstance(value, dict):
-            for v in value.values():
-                yield from refs(v)
+    refs = model_refs
 
     def reach(model_id, seen):
         if model_id in seen or model_id not in state:

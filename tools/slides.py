@@ -61,8 +61,10 @@ import nbformat
 
 try:  # run as tools/slides.py (tools/ on the path) or imported as tools.slides
     import lab_cites
+    from print_pdf import model_refs
 except ImportError:  # pragma: no cover
     from tools import lab_cites
+    from tools.print_pdf import model_refs
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "slides_template" / "usaav_reveal"
@@ -681,17 +683,6 @@ def markdown_html(text: str, ctx: Context | None = None, inline: bool = False) -
     return _MD.renderInline(text) if inline else _MD.render(text)
 
 
-def _model_refs(value):
-    """The widget model ids a widget state value names (``"IPY_MODEL_<id>"``)."""
-    if isinstance(value, str) and value.startswith("IPY_MODEL_"):
-        yield value[len("IPY_MODEL_"):]
-    elif isinstance(value, list):
-        for v in value:
-            yield from _model_refs(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _model_refs(v)
-
 
 def widget_closure(state: dict, roots) -> set[str]:
     """The models the views ``roots`` need: every model they name, recursively, and every model
@@ -704,10 +695,10 @@ def widget_closure(state: dict, roots) -> set[str]:
             if m in need or m not in state:
                 continue
             need.add(m)
-            stack.extend(_model_refs(state[m].get("state", {})))
+            stack.extend(model_refs(state[m].get("state", {})))
         links = [m for m, model in state.items() if m not in need
                  and model.get("state", {}).get("_view_name") is None
-                 and need & set(_model_refs(model.get("state", {})))]
+                 and need & set(model_refs(model.get("state", {})))]
         if not links:
             return need
         stack.extend(links)
