@@ -26,7 +26,9 @@ before printing:
 * the book's print stylesheet (``_static/print.css``, the one of this checkout, added to the
   page) leaves out the players' buttons and the explorers' sliders and lets long blocks break
   across pages; code folded on screen stays folded (a ``hide-input`` cell prints its output
-  only), and so do solutions in dropdowns (print the student edition for a copy without them);
+  only), and so do solutions in dropdowns (print the student edition for a copy without them),
+  except a problem set's key, which prints open (the full edition's page is the instructors'
+  copy);
 * a picture may not break across pages, so one taller than the rest of a page moves whole to
   the next and leaves the page before it partly empty: ``fit_pictures`` prints the page on
   trial with every picture outlined in a colour of its own, reads from the PDF where each
