@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 # Numba caches compiled kernels on disk; the folder is keyed by a hash of the package source, so a
 # changed kernel never loads a stale cache entry compiled against another version of its callees.
-export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache/$(shell cat usaav_edu/*.py usaav_edu/dynamics/*.py | sha1sum | cut -c1-12)
+export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache/$(shell find usaav_edu -name "*.py" -not -path "*/widgets/*" -not -path "*/figures/*" | LC_ALL=C sort | xargs cat | sha1sum | cut -c1-12)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 # Widget JavaScript for the static book: installed from package-lock.json with npm ci and

@@ -11,13 +11,13 @@ the goals: the package never below 0.8 of one thread under the same load, at
 least 0.45 of its quiet figure beside one busy process, and quiet figures not
 lower than before the thread policy of ``usaav_edu.dynamics.rhs``.  The busy
 processes are stopped at the end, also on Ctrl-C.  The measuring code is
-``usaav_edu.bench.contention``; a machine that is busy with other work as
+``usaav_edu.cli.bench.contention``; a machine that is busy with other work as
 well gives noisy figures.
 """
 
 import sys
 
-from usaav_edu.bench import contention_report
+from usaav_edu.cli.bench import contention_report
 
 if __name__ == "__main__":
     try:

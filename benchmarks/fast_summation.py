@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 import usaav_edu as ue
-from usaav_edu.dynamics import fastsum as fs
+from usaav_edu.dynamics.fastsum import kernel as fs
 from usaav_edu.dynamics import rhs
 
 D, BETA, TOL = 3, 1.0, 1e-10
@@ -185,7 +185,7 @@ def max_row_mass(yt, bias, beta, rows=512):
 
 MEMORY_CHILD = """
 import resource, numpy as np
-from usaav_edu.dynamics import fastsum as fs
+from usaav_edu.dynamics.fastsum import kernel as fs
 n = {n}
 y = np.random.default_rng(0).standard_normal((3, n)); y /= np.linalg.norm(y, axis=0)
 y = np.ascontiguousarray(y)
@@ -213,7 +213,7 @@ def memory(n):
 
 
 def rope_run(n):
-    from usaav_edu.dynamics.integrators import METHODS, Control
+    from usaav_edu.dynamics.integrate.steppers import METHODS, Control
 
     model = ue.models.rope(BETA, (1.0,), 3)
     xi = np.arange(n, dtype=float)

@@ -2,7 +2,7 @@
 
     python benchmarks/meanfield_cost.py
 
-``usaav_edu.meanfield.solve`` for USA at beta = 1 (no labels) from the smooth density
+``usaav_edu.meanfield.solver.solve`` for USA at beta = 1 (no labels) from the smooth density
 ``(1 + 0.5 cos theta + 0.2 sin 2 theta) / (2 pi)`` on grids of m = 256 and 1024 points, up to
 t_max = 1.5 (before the density sharpens beyond either grid), with the default tolerances and
 11 frames.  For each m it prints the best wall time of five runs divided by t_max, the
@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 import usaav_edu as ue
-from usaav_edu import meanfield as mf
+from usaav_edu.meanfield import solver as mf
 
 T_MAX = 1.5
 

@@ -6,12 +6,12 @@ Prints, in one run, for n = 256 and n = 1024 (d = 3, beta = 1): the pair
 interactions per second (n^2 per evaluation) of the package's velocity and of
 the dense NumPy reference, their ratio, the largest difference of the two
 velocities, and the largest relative error of the vectorized exp.  The
-measuring code is ``usaav_edu.bench`` (see its docstring for the method).
+measuring code is ``usaav_edu.cli.bench`` (see its docstring for the method).
 """
 
 import sys
 
-from usaav_edu.bench import report
+from usaav_edu.cli.bench import report
 
 if __name__ == "__main__":
     try:

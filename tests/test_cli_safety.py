@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import usaav_edu as ue
-from usaav_edu import cli
+from usaav_edu.cli import main as cli
 from usaav_edu.cli import main
 
 TINY = ["simulate", "--n", "8", "--tau", "0.2", "--frames", "3"]
@@ -298,7 +298,7 @@ def caps(monkeypatch):
 @pytest.fixture
 def no_bench(monkeypatch):
     """Make any measurement fail the test: the bench must be refused before it allocates."""
-    from usaav_edu import bench
+    from usaav_edu.cli import bench
 
     def ran(*args, **kwargs):
         raise AssertionError("the bench started before its cost was checked")
@@ -369,7 +369,7 @@ def test_a_bench_beyond_the_time_cap_is_refused_with_the_estimate(capsys, no_ben
 
 
 def test_bench_costs_grow_with_the_work():
-    from usaav_edu import bench
+    from usaav_edu.cli import bench
 
     small, large = bench.measure_cost(256, 9), bench.measure_cost(4096, 9)
     assert large[0] >= 8 * 2 * 4096 ** 2 and large[1] > small[1]

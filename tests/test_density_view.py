@@ -1,4 +1,4 @@
-"""Densities of many tokens (usaav_edu.density) and the view that draws them (DensityView).
+"""Densities of many tokens (usaav_edu.analysis.density) and the view that draws them (DensityView).
 
 The estimates are checked against what a density must do (integrate to 1, be flat for uniform
 points within the sampling error, peak where the points are) and against the formula written

@@ -129,7 +129,7 @@ def test_explorer_draws_and_never_simulates(beta_runs, monkeypatch):
         raise AssertionError("the Explorer called simulate")
 
     monkeypatch.setattr(ue, "simulate", refuse)
-    monkeypatch.setattr(ue.solver, "simulate", refuse)
+    monkeypatch.setattr(ue.particles.solver, "simulate", refuse)
     explorer = W.Explorer(beta_runs, "beta", play=False, max_bytes=1_500_000)
     assert len(explorer.views) == len(beta_runs)
 
@@ -290,7 +290,7 @@ def test_from_experiment_refuses_bad_grids_before_simulating(grid, fixed, error,
         pytest.fail("simulated before checking")
 
     monkeypatch.setattr(ue, "simulate", fail)
-    monkeypatch.setattr(ue.solver, "simulate", fail)
+    monkeypatch.setattr(ue.particles.solver, "simulate", fail)
     with pytest.raises(error, match=message):
         W.Explorer.from_experiment(grid, fixed=fixed, t_max=1.0, n_frames=6)
 

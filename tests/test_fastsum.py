@@ -16,8 +16,8 @@ import pytest
 from scipy import special
 
 import usaav_edu as ue
-from usaav_edu.dynamics import expansions as ex
-from usaav_edu.dynamics import fastsum as fs
+from usaav_edu.dynamics.fastsum import expansions as ex
+from usaav_edu.dynamics.fastsum import kernel as fs
 from usaav_edu.dynamics import rhs
 from usaav_edu.dynamics.energy import energy_gauge
 
@@ -140,7 +140,7 @@ def test_every_model_kind_through_fast_kernel(name):
 
 def test_a_fast_run_keeps_the_invariants():
     """RK4 with the fast kernel as the field: unit norms, non-decreasing energy (USA ascent)."""
-    from usaav_edu.dynamics.integrators import METHODS
+    from usaav_edu.dynamics.integrate.steppers import METHODS
 
     n = 300
     xi = np.linspace(0.0, 30.0, n)
@@ -383,7 +383,7 @@ def test_loop_kernels_vectorize_on_their_own_and_reload_from_cache(tmp_path):
     script = (
         "import re\n"
         "import numpy as np\n"
-        "from usaav_edu.dynamics import fastsum as fs, expansions as ex\n"
+        "from usaav_edu.dynamics.fastsum import kernel as fs, expansions as ex\n"
         "y = np.random.default_rng(0).standard_normal((3, fs.PARALLEL_MIN_FAST + 5))\n"
         "y = np.ascontiguousarray(y / np.linalg.norm(y, axis=0))\n"
         "xi = np.arange(y.shape[1], dtype=float)\n"

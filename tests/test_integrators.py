@@ -74,7 +74,7 @@ def test_nonfinite_state_raises(monkeypatch):
     x0 = ue.sphere.uniform(16, 3, seed=0)
     with pytest.raises(ue.IntegrationError, match="stability bound"):
         ue.simulate(ue.models.usa(700.0), x0, t_max=1.0, dt=1.0, n_frames=2)
-    monkeypatch.setattr(ue.solver, "_check_rk4_step", lambda *a, **k: None)
+    monkeypatch.setattr(ue.particles.solver, "_check_rk4_step", lambda *a, **k: None)
     with pytest.raises(ue.IntegrationError, match="non-finite"):
         ue.simulate(ue.models.usa(700.0), x0, t_max=1.0, dt=1.0, n_frames=2)
 

@@ -236,7 +236,7 @@ def test_fast_range_bound():
 
 
 def test_gauge_field_keeps_its_entry_point_and_dispatches_other_arrays():
-    from usaav_edu.dynamics.integrators import GaugeField
+    from usaav_edu.dynamics.integrate.steppers import GaugeField
 
     n = 40
     y = unit_vectors(n, 3, seed=3)

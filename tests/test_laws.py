@@ -1,4 +1,4 @@
-"""Tests of usaav_edu.laws: laws on RoPE orbits and targets on the sphere."""
+"""Tests of usaav_edu.analysis.laws: laws on RoPE orbits and targets on the sphere."""
 
 import math
 

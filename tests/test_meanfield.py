@@ -5,7 +5,7 @@ import pytest
 import scipy.special
 
 import usaav_edu as ue
-from usaav_edu import meanfield as mf
+from usaav_edu.meanfield import solver as mf
 from usaav_edu.models import CosineBias, DistanceBias, ExpProfile, LinearProfile, Model, RopeGauge
 
 TWO_PI = 2 * np.pi
@@ -439,13 +439,13 @@ def test_a_velocity_that_is_not_finite_is_named_not_blamed_on_the_tolerances(mon
         return w * np.nan if len(calls) > 20 else w
 
     monkeypatch.setattr(mf._Operator, "velocity_gauge", failing)
-    with pytest.raises(ue.solver.IntegrationError, match=r"solve stopped at t = .*: the velocity "
+    with pytest.raises(ue.particles.solver.IntegrationError, match=r"solve stopped at t = .*: the velocity "
                                                          r"of label 0 \(xi = 0\) is NaN") as e:
         mf.solve(sa_distance(1.0), two_labels(), 1.0, xi=[0.0, 1.0], n_frames=3)
     assert "not a matter of rtol and atol" in str(e.value) and "loosen" not in str(e.value)
     monkeypatch.setattr(mf._Operator, "velocity_gauge",
                         lambda self, g, size: real(self, g, size) * np.inf)
-    with pytest.raises(ue.solver.IntegrationError, match=r"solve cannot start .*: the velocity is "
+    with pytest.raises(ue.particles.solver.IntegrationError, match=r"solve cannot start .*: the velocity is "
                                                          r"(NaN|inf)"):
         mf.solve(ue.models.usa(1.0), smooth(mf.grid(32)), 1.0, n_frames=3)
 

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 import usaav_edu as ue
 from usaav_edu.dynamics import velocity_reference
-from usaav_edu.solver import _field
+from usaav_edu.particles.solver import _field
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -1,4 +1,4 @@
-"""The reductions of usaav_edu.reductions against closed forms and the particle solver."""
+"""The reductions of usaav_edu.analysis.reductions against closed forms and the particle solver."""
 
 import math
 

@@ -5,7 +5,7 @@ import pytest
 
 import usaav_edu as ue
 from usaav_edu.dynamics import energy_reference, velocity_reference
-from usaav_edu.solver import _field
+from usaav_edu.particles.solver import _field
 
 from conftest import all_models
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import usaav_edu as ue
-from usaav_edu import solver
-from usaav_edu.dynamics import integrators
+from usaav_edu.particles import solver
+from usaav_edu.dynamics.integrate import steppers as integrators
 
 X32 = ue.sphere.uniform(32, 3, seed=0)
 
@@ -155,7 +155,7 @@ def test_large_beta_within_the_bound_runs_and_beyond_it_is_refused(model, xi):
 def test_defaults_and_the_book_steps_are_within_the_bound():
     for model in (ue.models.usa(1.0), ue.models.usa(8.0), ue.models.sa(6.0),
                   ue.models.usa(profile="linear")):
-        assert ue.solver.default_dt(model, None) * _spectral_bound(model) <= solver.RK4_STABILITY / 5
+        assert ue.particles.solver.default_dt(model, None) * _spectral_bound(model) <= solver.RK4_STABILITY / 5
     # chapter 9 runs RoPE at beta = 1 with dt = 0.1
     assert 0.1 * _spectral_bound(ue.models.rope(1.0, (1.0,), 3), np.arange(32.0)) < solver.RK4_STABILITY
 

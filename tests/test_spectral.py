@@ -1,4 +1,4 @@
-"""Tests of usaav_edu.spectral: Fourier coefficients, mean profiles, shapes, the phase diagram."""
+"""Tests of usaav_edu.analysis.spectral: Fourier coefficients, mean profiles, shapes, the phase diagram."""
 
 import numpy as np
 import pytest

@@ -13,7 +13,7 @@ import pytest
 
 import usaav_edu as ue
 from usaav_edu import cli, experiments, models
-from usaav_edu.biases import CosineBias, DistanceBias
+from usaav_edu.models.biases import CosineBias, DistanceBias
 from usaav_edu.cli import main
 from usaav_edu.dynamics import fastsum
 
@@ -61,7 +61,7 @@ def test_fast_and_direct_runs_agree_within_the_error_bound(name):
     # the field differs by at most bound * (row mass <= e^beta max|b|); over a time T the
     # states drift apart by at most that times (e^(L T) - 1) / L, L the Lipschitz estimate
     p = fast.model
-    lip = 0.25 / ue.solver.default_dt(p, direct.xi)  # max(5, L) >= L
+    lip = 0.25 / ue.particles.solver.default_dt(p, direct.xi)  # max(5, L) >= L
     mass = 1.0 if p.normalization == "sa" or p.linear else math.exp(p.beta)
     drift = fast.error_bound * mass * math.expm1(lip * T_MAX) / lip
     gap = float(np.max(np.abs(fast.x - direct.x)))
@@ -181,7 +181,7 @@ def test_a_fast_run_builds_no_bias_matrix(no_dense_bias, name):
     assert traj.summation == "fast"
     build, d, labels = CASES[name]
     ue.energy(build(), traj.x[-1], traj.xi, summation="fast")
-    ue.solver.default_dt(build(), traj.xi)
+    ue.particles.solver.default_dt(build(), traj.xi)
     ue.diagnostics.summary(traj)
     # the direct path does build it (so the fixture can fail)
     with pytest.raises(AssertionError, match="n x n"):

@@ -60,7 +60,7 @@ def test_cli_rejects_unknown_model():
 
 
 def test_bench_pairs_adjacent_batches_and_checks_agreement():
-    from usaav_edu import bench
+    from usaav_edu.cli import bench
 
     calls = []
     times = bench.batch_times([lambda: calls.append("a"), lambda: calls.append("b")], repeats=3, min_time=0.0)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import usaav_edu as ue
-from usaav_edu import trajectory
+from usaav_edu.particles import trajectory
 
 INVALID = "not a valid usaav-edu trajectory"
 

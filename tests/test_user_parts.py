@@ -76,7 +76,7 @@ def test_the_gauge_is_really_wavy():
 
 
 def test_user_gauge_velocity_matches_the_reference_with_frozen_tokens():
-    from usaav_edu.solver import _field
+    from usaav_edu.particles.solver import _field
 
     model = MODELS["both"]
     frozen = np.zeros(N, dtype=bool)

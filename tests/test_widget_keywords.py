@@ -29,7 +29,7 @@ def no_simulation(monkeypatch):
     def ran(*args, **kwargs):
         raise AssertionError("simulated before the keywords were checked")
 
-    monkeypatch.setattr(ue.solver, "simulate", ran)
+    monkeypatch.setattr(ue.particles.solver, "simulate", ran)
     import usaav_edu.widgets.dashboard as dashboard
 
     if hasattr(dashboard, "simulate"):

@@ -13,12 +13,15 @@ expansion whose cost grows linearly in n and whose relative error is at most ``t
 Trajectory records which.
 
 A model is composed of a gauge, a bias and a profile (``ue.Model(gauge=..., bias=...,
-profile=...)``; :mod:`usaav_edu.gauges`, :mod:`usaav_edu.biases`, :mod:`usaav_edu.profiles`).
+profile=...)``; :mod:`usaav_edu.models.gauges`, :mod:`usaav_edu.models.biases`, :mod:`usaav_edu.models.profiles`).
 A gauge of one's own is any object with a method ``matrices(xi)`` returning orthogonal
 matrices, a bias any object with a method ``matrix(xi)`` returning a symmetric matrix.
 """
 
 import atexit
+import importlib
+import importlib.abc
+import importlib.machinery
 import os
 import shutil
 import sys
@@ -177,27 +180,73 @@ _say_compiling()
 
 from ._version import __version__
 
-from . import biases, diagnostics, dynamics, experiments, gauges, laws, maximizers, models, profiles
-from . import checks, exercises, progress, quizzes, reductions, spectral, sphere
-from . import density, meanfield
-from .models import Model
-from .solver import IntegrationError, energy, energy_bound, simulate
+from . import checks, dynamics, errors, exercises, meanfield, models, particles, progress, quizzes, sphere
+from .analysis import density, diagnostics, laws, maximizers, reductions, spectral
+from .models import Model, biases, gauges, profiles
+from .particles import IntegrationError, Trajectory, energy, energy_bound, experiments, simulate
 from .sweep import sweep
-from .trajectory import Trajectory
+
+#: modules that now live in the package's folders and keep their short name:
+#: ``ue.diagnostics`` is :mod:`usaav_edu.analysis.diagnostics`, and ``from usaav_edu.analysis.diagnostics
+#: import summary`` works
+SHORT_NAMES = {
+    "gauges": "models.gauges", "biases": "models.biases", "profiles": "models.profiles",
+    "experiments": "particles.experiments", "diagnostics": "analysis.diagnostics",
+    "spectral": "analysis.spectral", "reductions": "analysis.reductions",
+    "maximizers": "analysis.maximizers", "laws": "analysis.laws", "density": "analysis.density",
+}
+#: modules of version 2 whose names go: ``import usaav_edu.particles.solver`` still works for one release,
+#: with a DeprecationWarning naming the new place
+MOVED = {
+    "solver": "particles.solver", "trajectory": "particles.trajectory", "bench": "cli.bench",
+    "dynamics.integrators": "dynamics.integrate.steppers",
+    "dynamics.expansions": "dynamics.fastsum.expansions",
+}
+for _short, _full in SHORT_NAMES.items():
+    sys.modules[f"{__name__}.{_short}"] = sys.modules[f"{__name__}.{_full}"]
+
+
+def _moved(old):
+    """The module that ``usaav_edu.<old>`` names now, with a DeprecationWarning."""
+    new = f"{__name__}.{MOVED[old]}"
+    warnings.warn(f"{__name__}.{old} moved to {new}; the old name goes in the next release",
+                  DeprecationWarning, stacklevel=3)
+    return importlib.import_module(new)
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds ``usaav_edu.<old name>`` for a module that moved, warns, and gives the new module."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        prefix = __name__ + "."
+        if fullname.startswith(prefix) and fullname[len(prefix):] in MOVED:
+            return importlib.machinery.ModuleSpec(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        # the import system returns what sys.modules holds under the name after this call
+        sys.modules[module.__name__] = _moved(module.__name__[len(__name__) + 1:])
+
+
+sys.meta_path.append(_MovedModules())
 
 
 def __getattr__(name):
     # the widgets need pythreejs and ipywidgets: import them on first use only
     if name == "widgets":
-        import importlib
-
         return importlib.import_module(".widgets", __name__)
+    if name in MOVED:
+        return _moved(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "biases", "diagnostics", "dynamics", "experiments", "gauges", "laws", "maximizers", "models",
-    "profiles", "progress", "quizzes", "checks", "exercises", "reductions", "spectral", "sphere", "density", "meanfield",
+    "errors", "particles", "profiles", "progress", "quizzes", "checks", "exercises", "reductions", "spectral",
+    "sphere", "density", "meanfield",
     "Model",
     "IntegrationError", "energy", "energy_bound", "simulate", "sweep", "Trajectory", "__version__",
 ]

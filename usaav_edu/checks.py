@@ -4,7 +4,7 @@ A chapter states a claim (the energy rises, the tokens have collapsed, the slice
 masses) and a check cell measures it.  ``claim(holds, message)`` is that check:
 
 * by default (``USAAV_EDU_CHECKS`` unset or ``strict``) a claim that does not hold raises
-  :class:`ClaimFailed` (an ``AssertionError``), so the book build and nbval stop at it;
+  :class:`~usaav_edu.errors.ClaimFailed` (an ``AssertionError``), so the book build and nbval stop at it;
 * with ``USAAV_EDU_CHECKS=warn`` it prints one line, ``check failed: <message>``, and returns
   ``False``, so a learner who changed a parameter runs the whole chapter and reads every claim
   that no longer holds.
@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import os
 
+from .errors import ClaimFailed
+
 VARIABLE = "USAAV_EDU_CHECKS"
 MODES = ("strict", "warn")
 
 
-class ClaimFailed(AssertionError):
-    """A claim of the book that the computation does not bear out."""
 
 
 def mode() -> str:

@@ -2,7 +2,7 @@
 
 * :mod:`.rhs` the Numba velocity field in gauge coordinates,
 * :mod:`.fastexp` the vectorizable exponential it uses,
-* :mod:`.integrators` the steppers (RK4, Dormand-Prince 5(4)) with retraction to the sphere,
+* :mod:`.integrate` the steppers (RK4, Dormand-Prince 5(4)) with retraction to the sphere,
 * :mod:`.energy` the particle energy E_h and its upper bound,
 * :mod:`.reference` a plain NumPy version of the same formulas, for tests,
 * :mod:`.unrotated` the "values not rotated" variant of a gauge model (NumPy, content
@@ -22,7 +22,7 @@ sums over ``j`` are moments formed once (fast summation).
 """
 
 from .energy import energy_bound, energy_gauge
-from .integrators import METHODS, AdaptiveStepper, ButcherTableau, FixedStepper, Outcome
+from .integrate.steppers import METHODS, AdaptiveStepper, ButcherTableau, FixedStepper, Outcome
 from .reference import energy_reference, rk4_reference, velocity_reference
 from .rhs import pair_sums, velocity
 

@@ -16,7 +16,7 @@ keep n moderate.
 
 import numpy as np
 
-from ..gauges import IdentityGauge
+from ..models.gauges import IdentityGauge
 
 
 def _pairs(model, x, xi):

@@ -26,7 +26,7 @@ class UnrotatedValuesField:
     Parameters
     ----------
     kernel : KernelInput
-        The run as :meth:`usaav_edu.models.Model.kernel` gives it: its ``to_gauge`` maps
+        The run as :meth:`usaav_edu.models.model.Model.kernel` gives it: its ``to_gauge`` maps
         contents to gauge coordinates, its ``params`` hold the bias and the profile.
 
     References

@@ -8,7 +8,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..reductions import order_parameter
+from ..analysis.reductions import order_parameter
 from ..widgets.explorer import Explorer
 from ..widgets.mpl import plot_energy
 

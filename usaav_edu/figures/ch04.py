@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..maximizers import latitude_circle
+from ..analysis.maximizers import latitude_circle
 from ..widgets.explorer import Explorer
 from ..widgets.mpl import plot_energy, plot_sphere
 from ..widgets.player import TrajectoryPlayer

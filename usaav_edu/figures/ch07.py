@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spectral import top_frequency
+from ..analysis.spectral import top_frequency
 from ..widgets import TrajectoryPlayer, plot_energy
 
 #: colours of the phases of the phase diagram

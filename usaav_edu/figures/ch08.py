@@ -2,13 +2,13 @@
 
 Each function takes the chapter's trajectories (and the gauge point read off each run) and
 returns the Matplotlib figure or the widget; none of them integrates anything.  The exact
-maximizers drawn over the runs come from :mod:`usaav_edu.maximizers`.
+maximizers drawn over the runs come from :mod:`usaav_edu.analysis.maximizers`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import maximizers
+from ..analysis import maximizers
 from ..widgets import TrajectoryPlayer, plot_energy, plot_sphere
 
 #: the four systems, in the chapter's order, with their names on the figures

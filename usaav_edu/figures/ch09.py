@@ -1,6 +1,6 @@
 """Figures of chapter 9, the mean-field limit: one call per figure.
 
-Each function takes density runs (``usaav_edu.meanfield.solve``) or measured distances and
+Each function takes density runs (``usaav_edu.meanfield.solver.solve``) or measured distances and
 returns the Matplotlib figure; none of them solves or simulates anything.
 """
 from __future__ import annotations

@@ -22,8 +22,9 @@ import html
 import ipywidgets as widgets
 import numpy as np
 
-from .. import checks, diagnostics, maximizers
-from ..gauges import FrameGauge, IdentityGauge, RopeGauge
+from .. import checks
+from ..analysis import diagnostics, maximizers
+from ..models.gauges import FrameGauge, IdentityGauge, RopeGauge
 from ..widgets import _checks as c
 from ..widgets.player import TrajectoryPlayer
 

@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 from .. import _validate as v
-from ..trajectory import Trajectory
+from ..particles.trajectory import Trajectory
 
 real = v.real_scalar
 integer = v.integer

@@ -1,6 +1,6 @@
 """``ExperimentDashboard``: move a slider, re-simulate a standard experiment, redraw.
 
-The dashboard builds its system with ``usaav_edu.experiments.setup`` and integrates it with
+The dashboard builds its system with ``usaav_edu.particles.experiments.setup`` and integrates it with
 ``usaav_edu.simulate``; it holds no numerics of its own.  Changes are debounced: sliders report
 only when released, and changes that arrive within ``debounce`` seconds of each other cause one
 re-simulation.  An update simulates, redraws the sphere at the final state and the energy
@@ -33,7 +33,7 @@ import numpy as np
 
 from .._validate import float_array
 from . import _checks as c
-from .. import experiments, solver
+from ..particles import experiments, solver
 from .player import TrajectoryPlayer
 from .state import STATIC_ENV, live_kernel  # noqa: F401  (the dashboard's public names)
 
@@ -174,7 +174,7 @@ class ExperimentDashboard(widgets.VBox):
     Parameters
     ----------
     name : str
-        Initial experiment (see ``usaav_edu.experiments.setup``).
+        Initial experiment (see ``usaav_edu.particles.experiments.setup``).
     n, beta, omega, n_prompts, seed : int or float
         Initial control values, within the controls' ranges
         ``RANGES`` (n in [8, 256], beta in [0.1, 8], omega in [0.25, 4], n_prompts in [1, 8],

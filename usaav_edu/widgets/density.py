@@ -7,7 +7,7 @@ Two ways to draw a large cloud, one class:
   A frame slider and a play button under the sphere move through the frames by replacing the
   positions attribute from the kernel (a frame of 100,000 tokens is 1.2 MB sent as binary).
 * ``mode="density"`` (the static book): the kernel density estimate of each kept frame
-  (``usaav_edu.density``) at the vertices of an icosphere, drawn as a mesh whose vertex colours
+  (``usaav_edu.analysis.density``) at the vertices of an icosphere, drawn as a mesh whose vertex colours
   come from a perceptual colour map.  The meshes of all frames share one positions attribute and
   one index; each carries only its colours (3 bytes per vertex).  The page's animation mixer
   shows one mesh at a time: each mesh ``d{k}`` has a ``VectorKeyframeTrack`` on
@@ -20,7 +20,7 @@ Two ways to draw a large cloud, one class:
   picks "points" (drawn by projection, see ``project_3d``).
 
 The view draws what the library computes: the density values come from
-``usaav_edu.density.sphere_density`` (``circle_density`` for d = 2).
+``usaav_edu.analysis.density.sphere_density`` (``circle_density`` for d = 2).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import ipywidgets as widgets
 import numpy as np
 import pythreejs as three
 
-from .. import density as dens
+from ..analysis import density as dens
 from . import _checks as c
 from .colors import CYCLIC_STEPS, PLAIN_COLOR, PROMPT_PALETTE, _check_xi, cyclic_color, \
     project_3d
@@ -189,8 +189,8 @@ class DensityView(SphereView):
         Icosphere subdivision level of the density mesh (d = 3): 3 has 642 vertices, 4 (the
         default) 2562, 5 10242.  For d = 2 the ring has ``64 * 2**level`` points round.
     bandwidth : float, optional
-        Kernel width in radians (see ``usaav_edu.density.sphere_density``); by default
-        ``usaav_edu.density.default_bandwidth``.
+        Kernel width in radians (see ``usaav_edu.analysis.density.sphere_density``); by default
+        ``usaav_edu.analysis.density.default_bandwidth``.
     colormap : str
         A matplotlib colour map for the density (default "viridis", perceptually uniform).
     scale : {"log", "linear"}

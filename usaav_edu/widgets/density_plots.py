@@ -1,4 +1,4 @@
-"""Matplotlib views of a density run on the circle (:func:`usaav_edu.meanfield.solve`).
+"""Matplotlib views of a density run on the circle (:func:`usaav_edu.meanfield.solver.solve`).
 
 * :func:`plot_density_image`: ``f(t, theta)`` as a space-time image (time up, angle across);
 * :func:`plot_density_curves`: ``f(t, .)`` as curves at chosen times;
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _validate as v
-from ..meanfield import DensityTrajectory
+from ..meanfield.solver import DensityTrajectory
 from . import _checks as c
 
 __all__ = ["plot_density_image", "plot_density_curves", "plot_conditionals"]
@@ -22,7 +22,7 @@ __all__ = ["plot_density_image", "plot_density_curves", "plot_conditionals"]
 
 def _run(traj):
     if not isinstance(traj, DensityTrajectory):
-        raise TypeError(f"traj must be a DensityTrajectory (usaav_edu.meanfield.solve), got "
+        raise TypeError(f"traj must be a DensityTrajectory (usaav_edu.meanfield.solver.solve), got "
                         f"{type(traj).__name__}")
     return traj
 
@@ -75,7 +75,7 @@ def plot_density_image(traj, *, label=None, ax=None, cmap="viridis", log=False, 
     Parameters
     ----------
     traj : DensityTrajectory
-        A run of :func:`usaav_edu.meanfield.solve`.
+        A run of :func:`usaav_edu.meanfield.solver.solve`.
     label : int, "marginal" or None
         For a labelled run: the index of the conditional density to draw, or the content
         marginal ``sum_l rho_l f_l`` (None or "marginal"); None without labels.
@@ -128,7 +128,7 @@ def plot_density_curves(traj, times=None, *, label=None, ax=None, title=None, le
     Parameters
     ----------
     traj : DensityTrajectory
-        A run of :func:`usaav_edu.meanfield.solve`.
+        A run of :func:`usaav_edu.meanfield.solver.solve`.
     times : sequence of float or None
         Times in ``[0, traj.t[-1]]``; each is drawn at the nearest frame.  None: five frames
         from the first to the last.
@@ -184,7 +184,7 @@ def plot_conditionals(traj, time=None, *, ax=None, marginal=True, gauge=False, t
     Parameters
     ----------
     traj : DensityTrajectory
-        A run of :func:`usaav_edu.meanfield.solve` with labels.
+        A run of :func:`usaav_edu.meanfield.solver.solve` with labels.
     time : float or None
         A time in ``[0, traj.t[-1]]`` (the nearest frame is drawn); None: the last frame.
     ax : matplotlib axes or None

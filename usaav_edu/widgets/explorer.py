@@ -17,7 +17,7 @@ value of the second parameter).
 
 The Explorer only draws what it is given: every run comes from ``usaav_edu.simulate``, called
 by the chapter or by ``Explorer.from_experiment`` (which builds each system with
-``usaav_edu.experiments.setup``).
+``usaav_edu.particles.experiments.setup``).
 
 Page budget: all runs' views share ``max_bytes`` of embedded widget state; each player keeps
 as many frames as its share allows (see ``frames_for_budget``; the result is measured with
@@ -526,7 +526,7 @@ class Explorer(widgets.VBox):
                         n_frames: int = 101, solver: dict | None = None, **kwargs):
         """Simulate a standard experiment over ``grid`` and explore the runs.
 
-        ``grid`` maps one or two keywords of ``usaav_edu.experiments.setup`` (``name``,
+        ``grid`` maps one or two keywords of ``usaav_edu.particles.experiments.setup`` (``name``,
         ``n``, ``d``, ``beta``, ``omega``, ``n_prompts``, ``lam``, ``seed``) to the values
         to try; ``fixed`` gives the other keywords (``name`` must be in one of them).  Each
         run is ``simulate(*setup(**fixed, **point), t_max=t_max, n_frames=n_frames, seed=seed,
@@ -559,8 +559,8 @@ class Explorer(widgets.VBox):
         TypeError, ValueError
             For a bad grid, before anything is simulated.
         """
-        from .. import experiments
-        from .. import solver as package_solver
+        from ..particles import experiments
+        from ..particles import solver as package_solver
 
         c.keywords(cls, kwargs, "Explorer.from_experiment()")
         if not isinstance(grid, dict) or not 1 <= len(grid) <= 2:

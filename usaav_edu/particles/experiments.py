@@ -8,7 +8,7 @@ frames, initialization).  Each experiment is an :class:`Experiment` in
 :data:`EXPERIMENTS`: its name, the label a menu shows, the keywords it reads,
 the dimension it fixes (if any), its model builder and its labels.  The CLI's
 choices, the dashboard's menu and enabled controls, the explorer's checks and
-:func:`usaav_edu.spectral.bias_model` all read it, so a chapter, a slider and a
+:func:`usaav_edu.analysis.spectral.bias_model` all read it, so a chapter, a slider and a
 terminal run build the same system.
 """
 
@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _validate as v
-from . import models, sphere
+from .. import _validate as v
+from ..models import model as models
+from .. import sphere
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,7 @@ def get(name):
     Parameters
     ----------
     name : str
-        One of :data:`~usaav_edu.experiments.NAMES`.
+        One of :data:`~usaav_edu.particles.experiments.NAMES`.
 
     Returns
     -------
@@ -199,7 +200,7 @@ def setup(name, n=64, d=3, beta=1.0, omega=1.0, n_prompts=4, lam=1.0, seed=0):
     Parameters
     ----------
     name : str
-        One of :data:`~usaav_edu.experiments.NAMES`.
+        One of :data:`~usaav_edu.particles.experiments.NAMES`.
     n : int
         Number of tokens.
     d : int

@@ -48,7 +48,7 @@ and ``Phi_{+-1} = pi`` for the linear profile.  The flux ``f w`` is formed on a 
 ``3m/2`` points (zero padding: no aliasing into the kept modes) and differentiated in Fourier
 space, so the scheme is the Galerkin truncation of the equation: the mass ``c_0`` is never
 changed (its time derivative is exactly ``0 * flux``) and, for USA and ``f >= 0``, the energy
-cannot fall.  Time: Dormand-Prince 5(4) (:data:`usaav_edu.dynamics.integrators.DOPRI5`) with
+cannot fall.  Time: Dormand-Prince 5(4) (:data:`usaav_edu.dynamics.integrate.steppers.DOPRI5`) with
 error control on the grid values.
 
 **Collapse.**  USA concentrates the density (without labels it tends to a Dirac mass), and a
@@ -59,7 +59,7 @@ fraction of the L2 norm of ``f`` carried by the top third of its modes ::
 
 (the largest over the labels), and the least value of ``f`` on the grid.  A tail above ``tail_tol`` or a value below
 ``-negative_tol * max f`` means that the density has sharpened beyond what the grid resolves;
-:func:`solve` then raises :class:`UnresolvedError` (which carries the frames computed so far)
+:func:`solve` then raises :class:`~usaav_edu.errors.UnresolvedError` (which carries the frames computed so far)
 or, with ``on_unresolved="stop"``, returns them with the status ``Status.UNRESOLVED``.
 
 **Particles and densities.**  :func:`sample` draws angles from a density (randomly or at its
@@ -84,14 +84,14 @@ from enum import Enum
 
 import numpy as np
 
-from . import _validate as v
-from .dynamics.integrators import DOPRI5, EPS
-from .gauges import IdentityGauge, RopeGauge
-from .models import Model, require_model
-from .solver import IntegrationError
+from .. import _validate as v
+from ..dynamics.integrate.steppers import DOPRI5, EPS
+from ..models.gauges import IdentityGauge, RopeGauge
+from ..models.model import Model, require_model
+from ..errors import IntegrationError, UnresolvedError
 
 __all__ = [
-    "solve", "DensityTrajectory", "Status", "UnresolvedError", "grid", "energy", "velocity",
+    "solve", "DensityTrajectory", "Status", "grid", "energy", "velocity",
     "sample", "empirical_distance",
 ]
 
@@ -122,23 +122,6 @@ accept, let the top modes grow to the size of the tolerance: noise that looks li
 density sharpening beyond the grid."""
 HOW = ("random", "quantile")
 METRICS = ("w1", "ks", "kuiper")
-
-
-class UnresolvedError(IntegrationError):
-    """The density sharpened beyond what the grid resolves (collapse).
-
-    Attributes
-    ----------
-    t : float
-        The time at which the tail or the negative values crossed their thresholds.
-    partial : DensityTrajectory
-        The frames computed before that time (status ``Status.UNRESOLVED``).
-    """
-
-    def __init__(self, message, t, partial):
-        super().__init__(message)
-        self.t = t
-        self.partial = partial
 
 
 class Status(Enum):
@@ -653,7 +636,7 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
         starts: the step is bounded by about ``3.3 / ((m / 2) max|w|)`` (the fastest Fourier
         mode is advected at ``(m / 2) max|w|``).
     on_unresolved : {"raise", "stop"}
-        When the density outgrows the grid: raise :class:`UnresolvedError`, or return the
+        When the density outgrows the grid: raise :class:`~usaav_edu.errors.UnresolvedError`, or return the
         frames computed so far with ``status`` ``Status.UNRESOLVED``.
     tail_tol : float
         The largest tail (module docstring) of a resolved density, in ``(0, 1)``.

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _validate as v
+from .. import _validate as v
 
 LABELS = ("none", "position", "prompt")
 ORTHO_TOL = 1e-10
@@ -115,7 +115,7 @@ class IdentityGauge:
         return np.array(x, dtype=np.float64)
 
     def params(self):
-        """The JSON description read back by :func:`~usaav_edu.gauges.gauge_from_params`.
+        """The JSON description read back by :func:`~usaav_edu.models.gauges.gauge_from_params`.
 
         Returns
         -------
@@ -256,7 +256,7 @@ class RopeGauge:
         return out
 
     def params(self):
-        """The JSON description read back by :func:`~usaav_edu.gauges.gauge_from_params`.
+        """The JSON description read back by :func:`~usaav_edu.models.gauges.gauge_from_params`.
 
         Returns
         -------
@@ -339,7 +339,7 @@ class FrameGauge:
         return np.einsum(sub, f, np.asarray(x, dtype=np.float64))
 
     def params(self):
-        """The JSON description read back by :func:`~usaav_edu.gauges.gauge_from_params`.
+        """The JSON description read back by :func:`~usaav_edu.models.gauges.gauge_from_params`.
 
         Returns
         -------
@@ -386,7 +386,7 @@ def check_gauge(gauge):
     if is_built_in(gauge):
         return gauge
     if not callable(getattr(gauge, "matrices", None)):
-        raise TypeError(f"gauge must be a gauge of usaav_edu.gauges or an object with a method "
+        raise TypeError(f"gauge must be a gauge of usaav_edu.models.gauges or an object with a method "
                         f"matrices(xi) -> (n, d, d) orthogonal matrices, got {v.shown(gauge)}")
     return gauge
 

@@ -1,8 +1,8 @@
 """The one entry point: ``simulate(model, x0, xi, t_max, ...) -> Trajectory``.
 
-The data path is straight: the model is consulted once (:meth:`usaav_edu.models.Model.kernel`)
+The data path is straight: the model is consulted once (:meth:`usaav_edu.models.model.Model.kernel`)
 for the gauge coordinates ``y0 = G(xi) x0`` and the kernel's parameters; a stepper of
-:data:`usaav_edu.dynamics.integrators.METHODS` integrates ``y`` (the dynamics in gauge
+:data:`usaav_edu.dynamics.integrate.steppers.METHODS` integrates ``y`` (the dynamics in gauge
 coordinates does not depend on the gauge, Theorem 4.1 (ch4-thm-conjugacy) of the book); the
 frames of ``y`` are stored and mapped back to contents once, into the Trajectory.
 
@@ -13,7 +13,7 @@ The velocity field is summed in one of two ways (``summation``), the stepper nev
 * ``"fast"``: the truncated expansion of :mod:`usaav_edu.dynamics.fastsum`, linear in ``n``,
   whose relative error is bounded by ``tol``; no ``n x n`` matrix is built anywhere in the run;
 * ``"auto"`` (the default): direct where fast summation does not apply or is estimated no
-  faster (:func:`usaav_edu.dynamics.fastsum.estimated_seconds`, a cost model measured on this
+  faster (:func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds`, a cost model measured on this
   machine), fast otherwise.
 """
 
@@ -23,31 +23,21 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _validate as v
-from .dynamics import energy_bound as _energy_bound
-from .dynamics import energy_gauge, fastsum, integrators
-from .dynamics.unrotated import UnrotatedValuesField
-from .models import BiasFacts, require_model
-from .progress import Progress
-from ._version import __version__
+from .. import _validate as v
+from ..errors import IntegrationError, StepTooLargeError, WorkEstimateError
+from ..dynamics import energy_bound as _energy_bound
+from ..dynamics import energy_gauge
+from ..dynamics.fastsum import kernel as fastsum
+from ..dynamics.integrate import steppers as integrators
+from ..dynamics.unrotated import UnrotatedValuesField
+from ..models.model import BiasFacts, require_model
+from ..progress import Progress
+from .._version import __version__
 from .trajectory import Trajectory
 
 METHODS = tuple(integrators.METHODS)
 SUMMATIONS = ("auto", "direct", "fast")
 """The values of ``summation`` (see the module docstring)."""
-
-
-class IntegrationError(RuntimeError):
-    """The integration failed: a non-finite state or a step size underflow."""
-
-
-class StepTooLargeError(IntegrationError, ValueError):
-    """An RK4 step beyond the stability bound of the model's rates, refused before the run.
-
-    Both an :class:`usaav_edu.IntegrationError` (the integration it would start fails: such
-    runs have always been reported as one) and a ``ValueError`` (the argument ``dt`` is refused
-    before any work, as the other refusals of :func:`usaav_edu.simulate` are).
-    """
 
 
 def _field(kernel):
@@ -58,10 +48,10 @@ def _field(kernel):
 
 
 class _FastField:
-    """A :class:`usaav_edu.dynamics.fastsum.FastKernel` as a stepper's field.
+    """A :class:`usaav_edu.dynamics.fastsum.kernel.FastKernel` as a stepper's field.
 
     The steppers call ``field(yt, out)`` and read ``field.mobile`` and ``field.has_frozen``
-    (the contract of :class:`usaav_edu.dynamics.integrators.GaugeField`) to retract only the
+    (the contract of :class:`usaav_edu.dynamics.integrate.steppers.GaugeField`) to retract only the
     tokens that move.
     """
 
@@ -96,7 +86,7 @@ def energy(model, x, xi=None, *, summation="auto", tol=1e-10):
     summation : {"auto", "direct", "fast"}
         How the pair sum is evaluated, as in :func:`simulate`: ``"direct"`` sums the ``n^2``
         pairs; ``"fast"`` uses the truncated expansion
-        (:meth:`usaav_edu.dynamics.fastsum.FastKernel.energy`, relative error at most its
+        (:meth:`usaav_edu.dynamics.fastsum.kernel.FastKernel.energy`, relative error at most its
         ``energy_bound``) and builds no ``n x n`` matrix; ``"auto"`` takes the one
         estimated faster where fast summation applies.
     tol : float
@@ -130,7 +120,7 @@ def _summation_args(model, summation, tol):
     """``summation`` and ``tol`` checked, and why fast summation does not apply (or None).
 
     ``summation="fast"`` for a model where it does not apply is refused here, before any
-    work, with the reason of :func:`usaav_edu.dynamics.fastsum.fast_applies`.
+    work, with the reason of :func:`usaav_edu.dynamics.fastsum.kernel.fast_applies`.
     """
     summation = v.choice("summation", summation, SUMMATIONS)
     tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
@@ -219,7 +209,7 @@ class _Rates(NamedTuple):
     """What the step size, the work estimate and the energy check read of a run.
 
     ``bmax = max |b_ij|`` and ``negative`` (some ``b_ij < 0``) come from
-    :class:`usaav_edu.models.BiasFacts`: read from the dense bias for direct summation, from
+    :class:`usaav_edu.models.model.BiasFacts`: read from the dense bias for direct summation, from
     the built-in bias's formula (no ``n x n`` matrix) for fast summation.
     """
 
@@ -330,7 +320,7 @@ def default_dt(model, xi):
         ``L`` estimates the Lipschitz constant of the velocity: ``(1 + beta) e^beta max|b|``
         for USA, ``1 + beta`` for SA (weights sum to one), ``max|b|`` for the linear profile.
         ``max|b| = 1`` for every built-in bias, read without building the ``n x n`` matrix
-        (:meth:`usaav_edu.models.Model.bias_facts`); a user-defined bias gives its matrix.
+        (:meth:`usaav_edu.models.model.Model.bias_facts`); a user-defined bias gives its matrix.
 
     Raises
     ------
@@ -493,7 +483,7 @@ DEFAULT_MAX_SECONDS = 3600.0
 """The default cap on the estimated time of one :func:`~usaav_edu.simulate` call (an hour).
 
 The estimate is velocity evaluations (steps times stages, plus one energy per frame) times the
-cost of one evaluation, :func:`usaav_edu.dynamics.fastsum.estimated_seconds` (a cost model of
+cost of one evaluation, :func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds` (a cost model of
 this machine's two cores).  Every run of the book takes seconds; direct summation of 100,000
 tokens takes about 7 s per evaluation, hours per run."""
 
@@ -521,17 +511,17 @@ def _run_bytes(n, d, n_frames, method, dense):
 
 
 def _check_memory(estimate, n, summation, n_frames):
-    """Refuse a run whose memory ``estimate`` exceeds the physical memory (MemoryError-free)."""
+    """Refuse a run whose memory ``estimate`` exceeds the physical memory (WorkEstimateError)."""
     total = _physical_memory()
     if total is None or estimate <= total:
         return
     advice = ["fewer frames (n_frames)", "fewer tokens"]
     if summation == "direct":
         advice.insert(0, "summation='fast' where it applies (no n x n matrix)")
-    raise ValueError(f"simulate would need about {estimate / 1e9:.3g} GB for n = {n} tokens and "
-                     f"n_frames = {n_frames} with {summation} summation, more than this machine's "
-                     f"{total / 1e9:.3g} GB of memory. Choose " + ", ".join(advice[:-1]) +
-                     f" or {advice[-1]}.")
+    raise WorkEstimateError(f"simulate would need about {estimate / 1e9:.3g} GB for n = {n} tokens "
+                            f"and n_frames = {n_frames} with {summation} summation, more than this "
+                            f"machine's {total / 1e9:.3g} GB of memory. Choose "
+                            + ", ".join(advice[:-1]) + f" or {advice[-1]}.", nbytes=estimate)
 
 
 def _preflight_memory(model, x0, reason, n_frames, method):
@@ -549,7 +539,7 @@ def _check_work(model, n, d, n_frames, method, steps, summation, tol, dense, max
     """Estimate the run's time and memory before it starts; refuse beyond the caps.
 
     Seconds: ``(EVALUATIONS_PER_STEP * steps + n_frames) * T_eval`` with ``T_eval`` the cost
-    model :func:`usaav_edu.dynamics.fastsum.estimated_seconds` of the summation chosen (the
+    model :func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds` of the summation chosen (the
     same rule for direct and fast summation); refused beyond ``max_seconds`` (None: no cap).
     Memory (:func:`_run_bytes`): refused beyond the physical memory.  The messages give the
     estimate and what to change.
@@ -575,11 +565,11 @@ def _check_work(model, n, d, n_frames, method, steps, summation, tol, dense, max
     if method == "rk4":
         advice.append("method='dopri5' or a larger dt within the stability bound")
     advice.append("a larger max_seconds (max_seconds=None: no cap)")
-    raise ValueError(f"simulate would take about {seconds:.2g} s, more than max_seconds = "
-                     f"{max_seconds:g}: about {evaluations:.3g} velocity evaluations of "
-                     f"{per_eval:.2g} s each ({summation} summation of n = {n} tokens, the cost "
-                     f"model fastsum.estimated_seconds). Choose " + ", ".join(advice[:-1]) +
-                     f" or {advice[-1]}.")
+    raise WorkEstimateError(f"simulate would take about {seconds:.2g} s, more than max_seconds = "
+                            f"{max_seconds:g}: about {evaluations:.3g} velocity evaluations of "
+                            f"{per_eval:.2g} s each ({summation} summation of n = {n} tokens, the "
+                            f"cost model fastsum.estimated_seconds). Choose "
+                            + ", ".join(advice[:-1]) + f" or {advice[-1]}.", seconds=seconds)
 
 
 def _speed_slack(p, bound):
@@ -604,7 +594,7 @@ def _identity_tolerance(p, method, h, rtol):
     """The relative tolerance of the energy identity over one frame.
 
     The stepper integrates ``q' = (1/n) sum_i |v_i|^2`` with its own quadrature on the stages
-    (``Advance.speed_integral`` of :mod:`usaav_edu.dynamics.integrators`), so ``q`` and ``E``
+    (``Advance.speed_integral`` of :mod:`usaav_edu.dynamics.integrate.steppers`), so ``q`` and ``E``
     of the computed state are both as accurate as the method: their difference over a frame is the
     method's error in the direction of the gradient, of the step's order relative to the gain.
 
@@ -678,15 +668,15 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     t_max : float
         Final time, > 0.
     dt : float or None
-        RK4 step bound (default :func:`~usaav_edu.solver.default_dt`).  The step used is
+        RK4 step bound (default :func:`~usaav_edu.particles.solver.default_dt`).  The step used is
         ``t_max / (steps)``, the largest step <= dt that lands on every frame;
         it is recorded in ``Trajectory.dt``.  It must be within RK4's stability bound
         ``2.785 / Lambda`` (``Lambda = 2 (1 + beta) e^beta max|b|`` for USA, ``2 (1 + beta)``
         for SA, ``2 max|b|`` for the linear profile: ``_spectral_bound``); a larger step is
-        refused before the run (:class:`usaav_edu.solver.StepTooLargeError`).  For dopri5
+        refused before the run (:class:`usaav_edu.errors.StepTooLargeError`).  For dopri5
         ``dt`` is the first trial step.
     method : {"rk4", "dopri5"}
-        A stepper of :data:`usaav_edu.dynamics.integrators.METHODS`: fixed-step RK4 or
+        A stepper of :data:`usaav_edu.dynamics.integrate.steppers.METHODS`: fixed-step RK4 or
         adaptive Dormand-Prince 5(4).
     n_frames : int
         Number of stored frames, equally spaced on [0, t_max], >= 2; their times must be
@@ -712,26 +702,26 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     summation : {"auto", "direct", "fast"}
         How the velocity and the energies are summed.  ``"direct"``: the ``n^2`` pair sums
         with the dense bias.  ``"fast"``: the truncated expansion
-        (:class:`usaav_edu.dynamics.fastsum.FastKernel`), linear in ``n``, with the degree
+        (:class:`usaav_edu.dynamics.fastsum.kernel.FastKernel`), linear in ``n``, with the degree
         chosen so that the velocity's relative error ``max_i |v_hat_i - v_i| / max_i m_i``
         (``m_i`` the row mass ``(1/N_i) sum_j |b_ij| phi'(<y_i, y_j>)``) is at most ``tol``;
         no ``n x n`` matrix is built (100,000 tokens run in well under 2 GB).  It applies to
         the built-in biases and profiles with values rotated by the gauge
-        (:func:`usaav_edu.dynamics.fastsum.fast_applies`); elsewhere it is refused with the
+        (:func:`usaav_edu.dynamics.fastsum.kernel.fast_applies`); elsewhere it is refused with the
         reason.  ``"auto"`` (default): direct where fast does not apply or is estimated no
-        faster (:func:`usaav_edu.dynamics.fastsum.estimated_seconds`), fast otherwise; so
+        faster (:func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds`), fast otherwise; so
         small runs sum directly, exactly as before.
     tol : float
         The relative error bound of fast summation, in ``(0, 1)`` (default 1e-10); checked
         with any ``summation``, read only when the run sums fast.  Fast summation refuses a
-        ``tol`` below its rounding floor :data:`usaav_edu.dynamics.fastsum.TOL_FLOOR`
+        ``tol`` below its rounding floor :data:`usaav_edu.dynamics.fastsum.kernel.TOL_FLOOR`
         (``1e-13``; ``"auto"`` then sums directly), and the recorded ``error_bound`` is at
         least that floor.
     max_seconds : float or None
         The longest the run may be estimated to take (default ``DEFAULT_MAX_SECONDS`` = 3600;
         None: no cap).  The estimate, on every path: velocity evaluations (steps times 4 for
         RK4, 7 for dopri5, plus one per frame) times the cost of one evaluation by the
-        summation chosen (:func:`usaav_edu.dynamics.fastsum.estimated_seconds`).  The memory
+        summation chosen (:func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds`).  The memory
         (frames ``8 n_frames n d`` bytes, plus ``8 n^2`` for a dense bias with direct
         summation) is estimated too and refused beyond the machine's physical memory, before
         the bias matrix is built.  Each refusal is a ValueError with the estimate and what to
@@ -750,7 +740,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         For bad input, a run estimated beyond ``max_steps``, ``max_seconds`` or the memory,
         frame times that coincide, or ``summation="fast"`` for a model where fast summation
         does not apply.
-    usaav_edu.solver.StepTooLargeError
+    usaav_edu.errors.StepTooLargeError
         Before the run, for an RK4 step beyond the stability bound (both a ValueError and an
         IntegrationError).
     IntegrationError

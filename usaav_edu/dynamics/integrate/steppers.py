@@ -37,8 +37,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .rhs import KernelParams
-from .rhs import velocity as rhs_velocity
+from ..rhs import KernelParams
+from ..rhs import velocity as rhs_velocity
 
 EPS = np.finfo(np.float64).eps
 

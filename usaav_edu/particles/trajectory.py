@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.lib import format as npformat
 
-from . import _validate as v
-from .models import Model
+from .. import _validate as v
+from ..models.model import Model
 
 MAX_BYTES = 2**30  # default cap of ``load`` on the decompressed size of a file's arrays (1 GiB)
 UNIT_TOL = 1e-9  # rows of a loaded x must have norm 1 within this
@@ -212,7 +212,7 @@ class Trajectory:
         before the step statistics were recorded load with ``steps_accepted = steps_rejected = None``, files written before
         the summation was recorded as ``summation = "direct"`` (then the only one), with
         ``degree = error_bound = None``; models written in the flat layout of version 1 are
-        read too (:meth:`usaav_edu.models.Model.from_params`).  The summation is checked
+        read too (:meth:`usaav_edu.models.model.Model.from_params`).  The summation is checked
         with its fields: ``"direct"`` has no degree or bound, ``"fast"`` has both (an
         integer degree >= 0, a finite bound >= 0).
 

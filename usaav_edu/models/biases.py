@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _validate as v
+from .. import _validate as v
 
 SYM_TOL = 1e-10
 """How far a user bias matrix may be from symmetric, relative to its largest entry."""
@@ -102,7 +102,7 @@ class NoBias:
         return 1.0
 
     def params(self):
-        """The JSON description read back by :func:`~usaav_edu.biases.bias_from_params`.
+        """The JSON description read back by :func:`~usaav_edu.models.biases.bias_from_params`.
 
         Returns
         -------
@@ -190,7 +190,7 @@ class DistanceBias:
         return (n + 2.0 * total) / (n * n)
 
     def params(self):
-        """The JSON description read back by :func:`~usaav_edu.biases.bias_from_params`.
+        """The JSON description read back by :func:`~usaav_edu.models.biases.bias_from_params`.
 
         Returns
         -------
@@ -294,7 +294,7 @@ class CosineBias:
         return float(np.linalg.eigvalsh(gram)[-1]) / n
 
     def params(self):
-        """The JSON description read back by :func:`~usaav_edu.biases.bias_from_params`.
+        """The JSON description read back by :func:`~usaav_edu.models.biases.bias_from_params`.
 
         Returns
         -------
@@ -341,7 +341,7 @@ def check_bias(bias):
     if is_built_in(bias):
         return bias
     if not callable(getattr(bias, "matrix", None)):
-        raise TypeError(f"bias must be a bias of usaav_edu.biases or an object with a method "
+        raise TypeError(f"bias must be a bias of usaav_edu.models.biases or an object with a method "
                         f"matrix(xi) -> (n, n) symmetric array, got {v.shown(bias)}")
     return bias
 

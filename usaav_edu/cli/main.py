@@ -7,7 +7,7 @@
     usaav-edu bench
 
 ``simulate`` checks every flag, builds a standard experiment
-(``usaav_edu.experiments.setup``), integrates it, writes the Trajectory to
+(``usaav_edu.particles.experiments.setup``), integrates it, writes the Trajectory to
 exactly the path ``--out`` and only then prints a summary; ``bench`` prints the
 right-hand-side throughput (pair interactions per second), then the time of one
 velocity evaluation by direct and by fast summation and the estimated crossover n.
@@ -32,7 +32,7 @@ the prompt frames, and ``bench`` the memory and time of each of its measurements
 beyond ``MEMORY_CAP`` (half the machine's memory) or ``SECONDS_CAP`` (an hour)
 the command stops with one line naming the flags and the estimate.  ``--out`` is
 checked before the run as ``Trajectory.save`` checks it
-(``usaav_edu.trajectory.check_target``: a regular file or a new name, not
+(``usaav_edu.particles.trajectory.check_target``: a regular file or a new name, not
 read-only, a name its folder accepts, room on the disk for the file).
 
 ``sweep`` runs a standard experiment at every point of a grid on Dask
@@ -53,11 +53,13 @@ import math
 import os
 import sys
 
-from . import _validate as v
-from . import diagnostics, experiments
-from .dynamics.fastsum import fast_applies
-from .solver import IntegrationError, simulate
-from .trajectory import _size, check_target, saved_bytes
+from .. import _validate as v
+from ..errors import WorkEstimateError
+from ..analysis import diagnostics
+from ..particles import experiments
+from ..dynamics.fastsum.kernel import fast_applies
+from ..particles.solver import IntegrationError, simulate
+from ..particles.trajectory import _size, check_target, saved_bytes
 
 DEFAULTS = {"d": 3, "beta": 1.0, "omega": 1.0, "prompts": 4, "lam": 1.0}
 SUMMATIONS = ("auto", "direct", "fast")
@@ -284,23 +286,24 @@ def check_work(n, d, n_frames, n_prompts=None):
 
     Raises
     ------
-    ValueError
-        When :func:`simulate_work` exceeds ``MEMORY_CAP`` or ``SECONDS_CAP``.
+    usaav_edu.errors.WorkEstimateError
+        When :func:`simulate_work` exceeds ``MEMORY_CAP`` or ``SECONDS_CAP`` (a ``ValueError``).
     """
     run, frames, seconds = simulate_work(n, d, n_frames, n_prompts)
     cap = f"more than the cap of {_size(MEMORY_CAP)} (half of this machine's memory)"
     if n_prompts and frames >= run and run + frames > MEMORY_CAP:
-        raise ValueError(f"--prompts {n_prompts}: the prompt frames ({n_prompts} matrices of "
-                         f"{d} x {d}) and the run would take about {_size(run + frames)} of "
-                         f"memory, {cap}; use fewer prompts")
+        raise WorkEstimateError(f"--prompts {n_prompts}: the prompt frames ({n_prompts} matrices of "
+                                f"{d} x {d}) and the run would take about {_size(run + frames)} of "
+                                f"memory, {cap}; use fewer prompts", nbytes=run + frames)
     if run + frames > MEMORY_CAP:
-        raise ValueError(f"--n {n} --d {d} --frames {n_frames}: the run would hold about "
-                         f"{_size(run + frames)} in memory ({n_frames} frames of {n} x {d} and "
-                         f"the solver's work), {cap}; use fewer tokens (--n) or frames (--frames)")
+        raise WorkEstimateError(f"--n {n} --d {d} --frames {n_frames}: the run would hold about "
+                                f"{_size(run + frames)} in memory ({n_frames} frames of {n} x {d} and "
+                                f"the solver's work), {cap}; use fewer tokens (--n) or frames (--frames)",
+                                nbytes=run + frames)
     if seconds > SECONDS_CAP:
-        raise ValueError(f"--prompts {n_prompts}: drawing the prompt frames would take about "
-                         f"{seconds:.3g} s, more than the cap of {SECONDS_CAP:g} s; use fewer "
-                         f"prompts")
+        raise WorkEstimateError(f"--prompts {n_prompts}: drawing the prompt frames would take about "
+                                f"{seconds:.3g} s, more than the cap of {SECONDS_CAP:g} s; use fewer "
+                                f"prompts", seconds=seconds)
 
 
 FLAG_OF = {"t_max": "--tau", "max_steps": "--max-steps", "n_frames": "--frames", "dt": "--dt",
@@ -391,9 +394,9 @@ def _bench(a):
 def check_bench(n_values, repeats, fast_n):
     """Refuse, naming the flag and the estimate, a ``bench`` beyond the caps before it allocates.
 
-    Each ``--n`` is a measurement of ``usaav_edu.bench.measure`` (its dense reference forms
-    ``n x n`` matrices), each ``--fast-n`` one of ``usaav_edu.bench.fast_measure``; their
-    costs are ``usaav_edu.bench.measure_cost`` and ``usaav_edu.bench.fast_measure_cost``.
+    Each ``--n`` is a measurement of ``usaav_edu.cli.bench.measure`` (its dense reference forms
+    ``n x n`` matrices), each ``--fast-n`` one of ``usaav_edu.cli.bench.fast_measure``; their
+    costs are ``usaav_edu.cli.bench.measure_cost`` and ``usaav_edu.cli.bench.fast_measure_cost``.
     The largest memory of one measurement may reach ``MEMORY_CAP``, their total time
     ``SECONDS_CAP``.
 
@@ -416,15 +419,15 @@ def check_bench(n_values, repeats, fast_n):
     for flag, n, nbytes, _ in costs:
         if nbytes > MEMORY_CAP:
             what = " (the NumPy reference forms n x n matrices)" if flag == "--n" else ""
-            raise ValueError(f"{flag} {n}: the measurement would take about {_size(nbytes)} of "
-                             f"memory{what}, more than the cap of {_size(MEMORY_CAP)} (half of "
-                             f"this machine's memory); use a smaller {flag}")
+            raise WorkEstimateError(f"{flag} {n}: the measurement would take about {_size(nbytes)} of "
+                                    f"memory{what}, more than the cap of {_size(MEMORY_CAP)} (half of "
+                                    f"this machine's memory); use a smaller {flag}", nbytes=nbytes)
     total = sum(c[3] for c in costs)
     if total > SECONDS_CAP:
         flag, n, _, seconds = max(costs, key=lambda c: c[3])
-        raise ValueError(f"{flag} {n} --repeats {repeats}: the bench would take about "
-                         f"{total:.3g} s ({seconds:.3g} s at {flag} {n}), more than the cap of "
-                         f"{SECONDS_CAP:g} s; use a smaller {flag} or fewer --repeats")
+        raise WorkEstimateError(f"{flag} {n} --repeats {repeats}: the bench would take about "
+                                f"{total:.3g} s ({seconds:.3g} s at {flag} {n}), more than the cap of "
+                                f"{SECONDS_CAP:g} s; use a smaller {flag} or fewer --repeats", seconds=total)
 
 
 # ---------------------------------------------------------------------------------------- sweep
@@ -486,7 +489,7 @@ def _sweep_value(flag, key, text):
 
 def _sweep_range(text, key, values):
     """``start:stop[:step]`` of an integer key as a range (stop excluded, step not zero)."""
-    from .sweep import MAX_POINTS
+    from ..sweep.run import MAX_POINTS
 
     parts = values.split(":")
     if len(parts) > 3 or key not in SWEEP_INTEGERS:
@@ -553,7 +556,7 @@ def sweep_grid(items):
         Naming the flag, for a malformed item, an unknown or repeated key or value, a value
         out of range, an empty range, a zero step, or more than ``sweep.MAX_POINTS`` points.
     """
-    from .sweep import MAX_POINTS
+    from ..sweep.run import MAX_POINTS
 
     grid = {}
     for text in items:
@@ -702,7 +705,7 @@ def _warning_line(message, category, filename, lineno, file=None, line=None):
 def _sweep(a, record):
     import warnings
 
-    from .sweep import SchedulerUnreachable, stored_points, sweep
+    from ..sweep.run import SchedulerUnreachable, stored_points, sweep
 
     experiment, grid, keywords = sweep_settings(a)
     store = keywords.get("store")

@@ -25,9 +25,11 @@ import numbers
 
 import numpy as np
 
-from . import _validate as v
-from . import diagnostics, experiments, sphere
-from .solver import energy_bound, simulate
+from .. import _validate as v
+from . import diagnostics
+from ..particles import experiments
+from .. import sphere
+from ..particles.solver import energy_bound, simulate
 
 TWO_PI = 2.0 * np.pi
 BIAS_TYPES = ("distance", "cosine")
@@ -378,7 +380,7 @@ def bias_model(bias, omega, beta):
     ``bias="distance"``: ``b = exp(-omega |dxi|)`` (omega plays the role of the decay rate lam);
     ``bias="cosine"``: ``b = cos(omega dxi)``.  The profile is ``e^{beta s}/beta``, which is the
     linear kernel ``phi(s) = s`` at ``beta = 0``.  The models are those of the experiments
-    ``distance_bias`` and ``cosine_bias`` of :data:`usaav_edu.experiments.EXPERIMENTS`.
+    ``distance_bias`` and ``cosine_bias`` of :data:`usaav_edu.particles.experiments.EXPERIMENTS`.
 
     Parameters
     ----------

@@ -110,8 +110,8 @@ import numba
 import numpy as np
 from numba import njit
 
-from .. import _validate as v
-from ..biases import CosineBias, DistanceBias, NoBias
+from ... import _validate as v
+from ...models.biases import CosineBias, DistanceBias, NoBias
 from . import expansions as ex
 
 BIASES = ("none", "cosine", "distance")

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _validate as v
-from .sphere import make_rng
+from .. import _validate as v
+from ..sphere import make_rng
 
 TWO_PI = 2.0 * np.pi
 KAPPA_MAX = 500.0

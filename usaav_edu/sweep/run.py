@@ -18,7 +18,7 @@ Design
   point costs tens of milliseconds or more, the scheduler's overhead per task about a
   millisecond, and single points keep the store's unit of work equal to the unit of resumption.
 * **Bit for bit.**  A task runs exactly what a serial loop runs (``setup`` with the same
-  keywords, ``simulate`` with the same settings, :func:`usaav_edu.diagnostics.summary`), so the
+  keywords, ``simulate`` with the same settings, :func:`usaav_edu.analysis.diagnostics.summary`), so the
   Dataset holds the numbers a serial loop gives.  The kernels sum in one fixed order below
   ``usaav_edu.dynamics.rhs.PARALLEL_MIN`` (300) tokens; above it the order depends on Numba's
   thread count, so there a sweep equals a serial loop run with the workers' thread count (one).
@@ -81,16 +81,18 @@ import warnings
 import numba
 import numpy as np
 
-from . import _validate as v
-from . import diagnostics, experiments, spectral
-from ._version import __version__
-from .progress import DELAY, INTERVAL
-from .solver import DEFAULT_MAX_STEPS, METHODS, simulate
+from .. import _validate as v
+from ..errors import SchedulerUnreachable
+from ..analysis import diagnostics, spectral
+from ..particles import experiments
+from .._version import __version__
+from ..progress import DELAY, INTERVAL
+from ..particles.solver import DEFAULT_MAX_STEPS, METHODS, simulate
 
 FORMAT = 2
 """The version of the store layout (part of the fingerprint); 2 adds the per-point checksum."""
 FINAL = ("energy", "energy_bound", "spread", "dirac_distance", "clusters", "orbit_residual")
-"""The final diagnostics of every point (:func:`usaav_edu.diagnostics.summary`)."""
+"""The final diagnostics of every point (:func:`usaav_edu.analysis.diagnostics.summary`)."""
 SERIES = ("energy", "spread", "dirac_distance", "clusters")
 """The diagnostics recorded over time with ``time_series=True`` (variables ``<name>_series``)."""
 TEXT = ("phase", "error")
@@ -887,15 +889,6 @@ def _local_cluster(workers):
     return client, cluster
 
 
-class SchedulerUnreachable(OSError):
-    """No Dask scheduler answers at the address given as ``client`` (``address``, ``reason``).
-    """
-
-    def __init__(self, address, reason):
-        self.address, self.reason = address, _message(reason)
-        super().__init__(f"client: no Dask scheduler answers at {address} ({self.reason})")
-
-
 def _connect(client, workers, n_points):
     """The client to use, and what to close at the end (a list)."""
     from dask.distributed import Client
@@ -910,7 +903,7 @@ def _connect(client, workers, n_points):
         try:
             c = Client(client, timeout="20s")
         except OSError as exc:
-            raise SchedulerUnreachable(client, exc) from None
+            raise SchedulerUnreachable(client, _message(exc)) from None
         except (ValueError, TypeError) as exc:
             raise ValueError(f"client {client!r} is not a scheduler address ({_message(exc)}); "
                              f"give one like 'tcp://127.0.0.1:8786'") from None
@@ -1001,13 +994,13 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
     Point ``p`` of the grid runs ``setup(experiment, **fixed, **p)`` (or
     ``experiment(**fixed, **p)``), then ``simulate(model, x0, xi, t_max, dt, method,
     n_frames=..., rtol=..., atol=..., max_steps=...)``, then
-    :func:`usaav_edu.diagnostics.summary` of the run: the same numbers a serial loop gives, bit
+    :func:`usaav_edu.analysis.diagnostics.summary` of the run: the same numbers a serial loop gives, bit
     for bit (see the module's notes for the thread count above 300 tokens).
 
     Parameters
     ----------
     experiment : str or callable
-        A name of :data:`usaav_edu.experiments.EXPERIMENTS`, or a callable
+        A name of :data:`usaav_edu.particles.experiments.EXPERIMENTS`, or a callable
         ``(**params) -> (model, x0, xi)`` that accepts every grid key and fixed keyword.
     grid : mapping
         Parameter name -> list of values (numbers or strings; ``range`` is fine), for example

@@ -12,10 +12,10 @@ megabytes, not gigabytes.
 
 import numpy as np
 
-from . import _validate as v
-from .dynamics.energy import energy_bound
-from .models import require_model
-from .trajectory import Trajectory
+from .. import _validate as v
+from ..dynamics.energy import energy_bound
+from ..models.model import require_model
+from ..particles.trajectory import Trajectory
 
 #: entries of a block of pairwise values held at once (2**21 float64, 16 MB)
 BLOCK_ENTRIES = 2 ** 21

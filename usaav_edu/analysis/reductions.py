@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from . import _validate as v
+from .. import _validate as v
 from .diagnostics import cluster_count
 
 NORMALIZATIONS = ("usa", "sa")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _validate as v
+from .. import _validate as v
 
 BETA_MAX = 700.0  # e^beta overflows a double near beta = 709.8
 BETA_MIN = 1e-300  # a positive beta below this makes phi = e^{beta s} / beta overflow
@@ -54,7 +54,7 @@ class ExpProfile:
     Raises
     ------
     TypeError, ValueError
-        If ``beta`` is out of range (:func:`~usaav_edu.profiles.check_beta`).
+        If ``beta`` is out of range (:func:`~usaav_edu.models.profiles.check_beta`).
     """
 
     beta: float = 1.0
@@ -103,7 +103,7 @@ class ExpProfile:
         return np.exp(self.beta * s)
 
     def params(self):
-        """The JSON description read back by :func:`~usaav_edu.profiles.profile_from_params`.
+        """The JSON description read back by :func:`~usaav_edu.models.profiles.profile_from_params`.
 
         Returns
         -------
@@ -150,7 +150,7 @@ class LinearProfile:
         return np.ones_like(np.asarray(s, dtype=np.float64))
 
     def params(self):
-        """The JSON description read back by :func:`~usaav_edu.profiles.profile_from_params`.
+        """The JSON description read back by :func:`~usaav_edu.models.profiles.profile_from_params`.
 
         Returns
         -------

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from . import _validate as v
-from .dynamics.expansions import scaled_bessel_i
-from .dynamics.fastexp import fexp
+from .. import _validate as v
+from ..dynamics.fastsum.expansions import scaled_bessel_i
+from ..dynamics.fastexp import fexp
 
 #: finest icosphere offered (10 * 4**7 + 2 = 163,842 vertices)
 MAX_LEVEL = 7
@@ -334,7 +334,7 @@ def circle_density(x, mesh: SphereMesh, bandwidth: float | None = None, *,
     computed as ``exp(kappa (<v, x_i> - 1)) / (2 pi e^{-kappa} I_0(kappa))``; each kernel is the
     von Mises density around ``x_i`` and integrates to 1 over the circle, and so does ``f``.
     ``e^{-kappa} I_0(kappa)`` is the package's scaled Bessel function
-    (:func:`usaav_edu.dynamics.expansions.scaled_bessel_i`).  ``weights`` as in
+    (:func:`usaav_edu.dynamics.fastsum.expansions.scaled_bessel_i`).  ``weights`` as in
     ``sphere_density``.
 
     Parameters

@@ -10,13 +10,13 @@ A model is the interaction kernel ::
 (Definition 3.1 (ch3-def-av) of the book) built from three parts, each validating itself when it
 is built:
 
-* a gauge ``G: A -> O(d)`` (:mod:`usaav_edu.gauges`): :class:`IdentityGauge`,
+* a gauge ``G: A -> O(d)`` (:mod:`usaav_edu.models.gauges`): :class:`IdentityGauge`,
   :class:`RopeGauge`, :class:`FrameGauge`, or any object with a method
   ``matrices(xi) -> (n, d, d)`` orthogonal matrices;
-* a bias ``b`` (:mod:`usaav_edu.biases`): :class:`NoBias`, :class:`DistanceBias`,
+* a bias ``b`` (:mod:`usaav_edu.models.biases`): :class:`NoBias`, :class:`DistanceBias`,
   :class:`CosineBias`, or any object with a method ``matrix(xi) -> (n, n)``
   symmetric;
-* a profile ``phi`` (:mod:`usaav_edu.profiles`): :class:`ExpProfile` or
+* a profile ``phi`` (:mod:`usaav_edu.models.profiles`): :class:`ExpProfile` or
   :class:`LinearProfile`;
 
 and a normalization: USA (divide by n) or SA (divide by the row sum of weights).
@@ -34,10 +34,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _validate as v
+from .. import _validate as v
 from .biases import CosineBias, DistanceBias, NoBias, bias_from_params, check_bias, user_matrix
 from .biases import is_built_in as _builtin_bias
-from .dynamics.rhs import KernelParams, kernel_params
+from ..dynamics.rhs import KernelParams, kernel_params
 from .gauges import FrameGauge, IdentityGauge, RopeGauge, check_gauge, gauge_from_params
 from .gauges import is_built_in as _builtin_gauge
 from .gauges import omegas_tuple, user_matrices
@@ -558,7 +558,7 @@ class Model:
         for part in self.user_parts:
             raise TypeError(f"model {self.name!r} has a user-defined {part} "
                             f"({getattr(self, part)!r}), which cannot be saved: only the built-in "
-                            f"parts of usaav_edu.gauges and usaav_edu.biases have parameters")
+                            f"parts of usaav_edu.models.gauges and usaav_edu.models.biases have parameters")
         return {"version": PARAMS_VERSION, "name": self.name, "gauge": self.gauge.params(),
                 "bias": self.bias.params(), "profile": self.profile.params(),
                 "normalization": self.normalization, "rotate_values": self.rotate_values}

@@ -11,10 +11,10 @@
 
 import numpy as np
 
-from . import _validate as v
-from .biases import NoBias
-from .gauges import RopeGauge
-from .models import require_model
+from .. import _validate as v
+from ..models.biases import NoBias
+from ..models.gauges import RopeGauge
+from ..models.model import require_model
 
 
 def _labels(model, xi):
@@ -76,7 +76,7 @@ def rope_orbit(model, u, s):
     Parameters
     ----------
     model : Model
-        A model with a :class:`usaav_edu.gauges.RopeGauge`.
+        A model with a :class:`usaav_edu.models.gauges.RopeGauge`.
     u : array_like
         ``(d,)`` unit vector.
     s : array_like

@@ -1,0 +1,18 @@
+"""The model: a gauge, a bias and a profile, and the constructors of the paper's models.
+
+* :mod:`.model` the :class:`Model` that composes the parts, and its constructors
+  (``usa``, ``sa``, ``rope``, ``prefix_gauge``, ``distance_bias``, ``cosine_bias``, ...),
+* :mod:`.gauges` the gauges (identity, RoPE, frames of prompts),
+* :mod:`.biases` the biases ``b(xi_i, xi_j)`` (none, distance, cosine),
+* :mod:`.profiles` the interaction profiles ``phi`` (exponential, linear).
+
+Everything a user needs is re-exported here: ``ue.models.rope(1.0, (1.0,), 3)``.
+"""
+
+from . import biases, gauges, profiles
+from .model import *  # noqa: F403  (the constructors and parts listed in model.__all__)
+from .model import BETA_MAX, BETA_MIN, NORMALIZATIONS, PARAMS_VERSION, apply_matrices
+from .model import __all__ as _model_all
+
+__all__ = ["biases", "gauges", "profiles", "BETA_MAX", "BETA_MIN", "NORMALIZATIONS", "PARAMS_VERSION",
+           "apply_matrices", *_model_all]

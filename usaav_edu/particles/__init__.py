@@ -1,0 +1,13 @@
+"""Finitely many tokens: the solver, its result and the book's initial conditions.
+
+* :mod:`.solver` :func:`simulate` (the particle system integrated in time) and the energy,
+* :mod:`.trajectory` the :class:`Trajectory` it returns (frames, energy, provenance, files),
+* :mod:`.experiments` the named set-ups of the chapters (``setup("rope_orbits")``).
+"""
+
+from . import experiments, solver, trajectory
+from .solver import IntegrationError, energy, energy_bound, simulate
+from .trajectory import Trajectory
+
+__all__ = ["experiments", "solver", "trajectory", "IntegrationError", "energy", "energy_bound",
+           "simulate", "Trajectory"]
