@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import usaav_edu as ue
-from usaav_edu import cli, experiments, models
+from usaav_edu import experiments, models
+from usaav_edu.cli import main as cli
 from usaav_edu.models.biases import CosineBias, DistanceBias
 from usaav_edu.cli import main
 from usaav_edu.dynamics import fastsum

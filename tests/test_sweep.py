@@ -76,7 +76,7 @@ def test_a_sweep_at_the_top_level_of_a_script_runs_once(tmp_path):
 def test_a_worker_that_cannot_start_is_one_line_not_a_hang(monkeypatch, capsys):
     from usaav_edu.cli import main as cli
 
-    monkeypatch.setattr(sys.modules["usaav_edu.sweep"], "_WORKER_PROCESS",
+    monkeypatch.setattr(sys.modules["usaav_edu.sweep.run"], "_WORKER_PROCESS",
                         "import sys; sys.exit(7)")
     assert cli.main(["sweep", "--experiment", "usa", "--grid", "seed=0:2", "--n", "8",
                      "--tau", "1", "--workers", "1"]) == 1
@@ -93,7 +93,7 @@ def test_distributed_stays_silent_until_the_local_cluster_is_closed(monkeypatch)
     """
     import logging
 
-    sweep_module = sys.modules["usaav_edu.sweep"]
+    sweep_module = sys.modules["usaav_edu.sweep.run"]
     handler = logging.StreamHandler()
     handler.setLevel(logging.INFO)
     logging.getLogger("distributed").addHandler(handler)
@@ -293,7 +293,7 @@ def test_ctrl_c_is_one_line_naming_the_points_kept(tmp_path, monkeypatch, capsys
     """The command's answer to Ctrl-C in the middle of a sweep (the workers ignore it)."""
     from usaav_edu.cli import main as cli
 
-    sweep_module = sys.modules["usaav_edu.sweep"]
+    sweep_module = sys.modules["usaav_edu.sweep.run"]
     real = sweep_module._run
 
     def interrupted(_, workers, task, todo, on_result, progress):

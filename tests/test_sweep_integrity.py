@@ -58,7 +58,7 @@ def _session(store):
 
 def _use_client(monkeypatch, client):
     """Run the command's sweep on the test's cluster."""
-    sweep_module = sys.modules["usaav_edu.sweep"]
+    sweep_module = sys.modules["usaav_edu.sweep.run"]
     real = sweep_module._run
     monkeypatch.setattr(sweep_module, "_run", lambda _, *rest: real(client, *rest))
 
