@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import usaav_edu as ue
-from usaav_edu.cli import main as cli
+from usaav_edu.cli import command as cli
 from usaav_edu.cli import main
 
 TINY = ["simulate", "--n", "8", "--tau", "0.2", "--frames", "3"]

@@ -13,7 +13,7 @@ import pytest
 
 import usaav_edu as ue
 from usaav_edu import experiments, models
-from usaav_edu.cli import main as cli
+from usaav_edu.cli import command as cli
 from usaav_edu.models.biases import CosineBias, DistanceBias
 from usaav_edu.cli import main
 from usaav_edu.dynamics import fastsum

@@ -74,7 +74,7 @@ def test_a_sweep_at_the_top_level_of_a_script_runs_once(tmp_path):
 
 
 def test_a_worker_that_cannot_start_is_one_line_not_a_hang(monkeypatch, capsys):
-    from usaav_edu.cli import main as cli
+    from usaav_edu.cli import command as cli
 
     monkeypatch.setattr(sys.modules["usaav_edu.sweep.run"], "_WORKER_PROCESS",
                         "import sys; sys.exit(7)")
@@ -291,7 +291,7 @@ def test_a_killed_sweep_resumes_with_only_the_missing_points(tmp_path):
 
 def test_ctrl_c_is_one_line_naming_the_points_kept(tmp_path, monkeypatch, capsys, client):
     """The command's answer to Ctrl-C in the middle of a sweep (the workers ignore it)."""
-    from usaav_edu.cli import main as cli
+    from usaav_edu.cli import command as cli
 
     sweep_module = sys.modules["usaav_edu.sweep.run"]
     real = sweep_module._run
@@ -386,7 +386,7 @@ def test_a_real_scheduler_and_two_workers_give_the_local_result(tmp_path, client
      "--scheduler 'foo://127.0.0.1:8786': give an address like tcp://HOST:8786"),
 ])
 def test_a_malformed_flag_of_the_sweep_is_one_line_naming_it(flags, message, capsys):
-    from usaav_edu.cli import main as cli
+    from usaav_edu.cli import command as cli
 
     assert cli.main(["sweep", "--experiment", "usa", "--tau", "1", *flags]) == 2
     err = capsys.readouterr().err

@@ -19,7 +19,7 @@ import pytest
 import zarr
 
 import usaav_edu as ue
-from usaav_edu.cli import main as cli
+from usaav_edu.cli import command as cli
 from usaav_edu.sweep import point_checksum, read_store, stored_points
 
 GRID = {"seed": [0, 1, 2]}

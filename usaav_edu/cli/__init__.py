@@ -1,6 +1,6 @@
-"""The ``usaav-edu`` command (:mod:`.main`) and the throughput measurements it reports (:mod:`.bench`)."""
+"""The ``usaav-edu`` command (:mod:`.command`) and the throughput measurements it reports (:mod:`.bench`)."""
 
 from . import bench
-from .main import main
+from .command import main
 
 __all__ = ["bench", "main"]
