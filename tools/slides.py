@@ -109,24 +109,10 @@ MAX_VIEW_ZOOM = 2.0
 
 
 def read_bib(path: Path) -> dict[str, tuple[str, str]]:
-    """Map each BibTeX key of ``path`` to its authors and year as cited: ("Su et al.", "2021")."""
-    labels: dict[str, tuple[str, str]] = {}
-    if not path.is_file():
-        return labels
-    text = path.read_text(encoding="utf-8")
-    for m in re.finditer(r"@\w+\s*\{\s*([^,\s]+)\s*,(.*?)(?=\n@|\Z)", text, re.S):
-        key, body = m.group(1), m.group(2)
-        author = re.search(r"\bauthor\s*=\s*[{\"](.*?)[}\"]\s*,?\s*\n", body, re.S)
-        year = re.search(r"\byear\s*=\s*[{\"]?(\d{4})", body)
-        names = []
-        if author:
-            for a in re.split(r"\s+and\s+", " ".join(author.group(1).split())):
-                a = a.strip("{} ")
-                names.append(a.split(",")[0].strip() if "," in a else a.split()[-1])
-        who = key if not names else names[0] if len(names) == 1 else (
-            f"{names[0]} and {names[1]}" if len(names) == 2 else f"{names[0]} et al.")
-        labels[key] = (who, year.group(1) if year else "")
-    return labels
+    """Map each BibTeX key of ``path`` to its authors and year as cited: ("Su et al.", "2021").
+
+    The book's reader (``lab_cites.read_bib``, pybtex) with "et al." as plain words."""
+    return lab_cites.read_bib(path, et_al="et al.")
 
 
 def cite_text(role: str, keys: list[str], bib: dict, prefix: str = "") -> str:
