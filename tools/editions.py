@@ -58,6 +58,11 @@ from pathlib import Path
 
 import yaml
 
+try:  # imported as tools.editions, or run as tools/editions.py (tools/ on the path)
+    from tools.fences import fence_end
+except ImportError:  # pragma: no cover
+    from fences import fence_end
+
 ROOT = Path(__file__).resolve().parents[1]
 FENCE_OPEN = re.compile(r"^\s*(`{3,}|:{3,})\s*\{([\w:.-]+)\}(.*)$")
 TOOL_KEYS = ("title_suffix", "toc_exclude")
@@ -133,15 +138,6 @@ def prune_toc(node, exclude: set[str]):
 # solutions in MyST sources
 
 
-def _fence_end(lines: list[str], start: int, fence: str) -> int:
-    char, width = fence[0], len(fence)
-    for k in range(start + 1, len(lines)):
-        s = lines[k].strip()
-        if len(s) >= width and set(s) == {char}:
-            return k
-    return len(lines) - 1
-
-
 def _classes(lines: list[str], start: int) -> set[str]:
     """The classes named by the ``:class:`` option of the directive opened at ``lines[start]``."""
     for line in lines[start + 1:]:
@@ -153,12 +149,14 @@ def _classes(lines: list[str], start: int) -> set[str]:
     return set()
 
 
-def split_solutions(text: str, gated: bool = False) -> tuple[str, list[str], bool]:
+def split_solutions(text: str, gated: bool = False,
+                    where: str = "text") -> tuple[str, list[str], bool]:
     """Remove solution blocks from MyST text.
 
     Returns the text without them, the removed solution bodies, and whether a gated solution
     (``solution-start`` ... ``solution-end``) is still open at the end of ``text``; pass that flag
-    as ``gated`` for the next cell of a notebook.
+    as ``gated`` for the next cell of a notebook.  A block never closed is a ``FenceError``
+    naming ``where`` and the line.
     """
     lines = text.split("\n")
     keep: list[str] = []
@@ -170,20 +168,20 @@ def split_solutions(text: str, gated: bool = False) -> tuple[str, list[str], boo
         if gated:
             if name == "solution-end":
                 gated = False
-                k = _fence_end(lines, k, m.group(1)) + 1
+                k = fence_end(lines, k, m.group(1), where) + 1
             else:
                 removed.append(lines[k])
                 k += 1
             continue
         if name == "solution" or (name in ("admonition", "dropdown")
                                   and ANSWER_CLASS in _classes(lines, k)):
-            end = _fence_end(lines, k, m.group(1))
+            end = fence_end(lines, k, m.group(1), where)
             removed.append("\n".join(lines[k + 1:end]))
             k = end + 1
             continue
         if name == "solution-start":
             gated = True
-            k = _fence_end(lines, k, m.group(1)) + 1
+            k = fence_end(lines, k, m.group(1), where) + 1
             continue
         keep.append(lines[k])
         k += 1
@@ -225,8 +223,10 @@ def _code_cell_tags(lines: list[str], start: int) -> list[str]:
     return [str(x) for x in tags] if isinstance(tags, list) else []
 
 
-def split_tagged_code_cells(text: str, tag: str = STUDENT_TAG) -> tuple[str, list[str]]:
-    """MyST text without its ``{code-cell}`` blocks tagged ``tag``, and the removed blocks."""
+def split_tagged_code_cells(text: str, tag: str = STUDENT_TAG,
+                            where: str = "text") -> tuple[str, list[str]]:
+    """MyST text without its ``{code-cell}`` blocks tagged ``tag``, and the removed blocks; a
+    block never closed is a ``FenceError`` naming ``where`` and the line."""
     lines = text.split("\n")
     keep: list[str] = []
     removed: list[str] = []
@@ -234,7 +234,7 @@ def split_tagged_code_cells(text: str, tag: str = STUDENT_TAG) -> tuple[str, lis
     while k < len(lines):
         m = FENCE_OPEN.match(lines[k])
         if m and m.group(2) == "code-cell" and tag in _code_cell_tags(lines, k):
-            end = _fence_end(lines, k, m.group(1))
+            end = fence_end(lines, k, m.group(1), where)
             removed.append("\n".join(lines[k + 1:end]))
             k = end + 1
             continue
@@ -243,12 +243,15 @@ def split_tagged_code_cells(text: str, tag: str = STUDENT_TAG) -> tuple[str, lis
     return "\n".join(keep), removed
 
 
-def strip_notebook(nb: dict) -> tuple[dict, list[str]]:
+def strip_notebook(nb: dict, where: str = "notebook") -> tuple[dict, list[str]]:
     """A notebook (JSON dict) without solutions and without the code cells tagged
-    :data:`STUDENT_TAG`, and the removed solution texts."""
+    :data:`STUDENT_TAG`, and the removed solution texts (``where`` names the notebook in
+    errors)."""
     nb = copy.deepcopy(nb)
-    cells, removed, gated = [], [], False
-    for cell in nb.get("cells", []):
+    cells: list[dict] = []
+    removed: list[str] = []
+    gated = False
+    for i, cell in enumerate(nb.get("cells", [])):
         src = cell_text(cell)
         if is_tagged(cell):
             continue
@@ -257,7 +260,7 @@ def strip_notebook(nb: dict) -> tuple[dict, list[str]]:
                 removed.append(src)
                 continue
             was_gated = gated
-            new, gone, gated = split_solutions(src, gated)
+            new, gone, gated = split_solutions(src, gated, f"{where} cell {i}")
             removed.extend(gone)
             if was_gated and not new.strip():
                 continue
@@ -267,7 +270,7 @@ def strip_notebook(nb: dict) -> tuple[dict, list[str]]:
     return nb, removed
 
 
-def split_keys(text: str) -> tuple[str, list[str]]:
+def split_keys(text: str, where: str = "text") -> tuple[str, list[str]]:
     """MyST text without the keys of a problem set (from :data:`KEY_BEGIN` to :data:`KEY_END`),
     and what they held: each solution of a key and, apart, the rest of its text (heading,
     introduction).  A key whose end marker is missing runs to the end of the text."""
@@ -276,17 +279,19 @@ def split_keys(text: str) -> tuple[str, list[str]]:
         i = text.index(KEY_BEGIN)
         j = text.find(KEY_END, i)
         end = len(text) if j < 0 else j + len(KEY_END)
-        rest, solutions, _ = split_solutions(text[i + len(KEY_BEGIN):end].replace(KEY_END, ""))
+        rest, solutions, _ = split_solutions(text[i + len(KEY_BEGIN):end].replace(KEY_END, ""),
+                                             where=f"{where}, the key on line "
+                                                   f"{text.count(chr(10), 0, i) + 1}")
         removed += solutions + [rest]
         text = text[:i] + text[end:]
     return text, removed
 
 
-def strip_myst(text: str) -> tuple[str, list[str]]:
+def strip_myst(text: str, where: str = "text") -> tuple[str, list[str]]:
     """MyST text without keys, solutions and tagged code cells, and the removed solution texts."""
-    text, keys = split_keys(text)
-    text, removed, _ = split_solutions(text)
-    return split_tagged_code_cells(text)[0], keys + removed
+    text, keys = split_keys(text, where)
+    text, removed, _ = split_solutions(text, where=where)
+    return split_tagged_code_cells(text, where=where)[0], keys + removed
 
 
 def _pages(source_dir: Path) -> list[Path]:
@@ -306,9 +311,9 @@ def solution_texts(source_dir: Path) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for path in _pages(source_dir):
         if path.suffix == ".ipynb":
-            _, texts = strip_notebook(_read_nb(path))
+            _, texts = strip_notebook(_read_nb(path), str(path))
         else:
-            _, texts = strip_myst(path.read_text(encoding="utf-8"))
+            _, texts = strip_myst(path.read_text(encoding="utf-8"), str(path))
         if texts:
             out[str(path.relative_to(source_dir))] = texts
     return out
@@ -321,7 +326,7 @@ def tagged_cells(source_dir: Path) -> dict[str, list[str]]:
         if path.suffix == ".ipynb":
             codes = [cell_text(c) for c in _read_nb(path).get("cells", []) if is_tagged(c)]
         else:
-            codes = split_tagged_code_cells(path.read_text(encoding="utf-8"))[1]
+            codes = split_tagged_code_cells(path.read_text(encoding="utf-8"), where=str(path))[1]
         if codes:
             out[str(path.relative_to(source_dir))] = codes
     return out
@@ -337,13 +342,13 @@ def public_text(source_dir: Path) -> str:
     parts = []
     for path in _pages(source_dir):
         if path.suffix == ".ipynb":
-            nb, _ = strip_notebook(_read_nb(path))
+            nb, _ = strip_notebook(_read_nb(path), str(path))
             parts += [cell_text(c) for c in nb.get("cells", [])]
             # figure captions live in the cells' metadata (myst-nb's mystnb.figure.caption)
             parts += [str(c.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("caption", ""))
                       for c in nb.get("cells", [])]
         else:
-            parts.append(strip_myst(path.read_text(encoding="utf-8"))[0])
+            parts.append(strip_myst(path.read_text(encoding="utf-8"), str(path))[0])
     return normalize("\n".join(parts))
 
 
@@ -529,7 +534,7 @@ def tagged_in_download(path: Path, tag: str = STUDENT_TAG) -> int:
         except (ValueError, AttributeError):
             return 0
     if name.endswith(".md"):
-        return len(split_tagged_code_cells(raw, tag)[1])
+        return len(split_tagged_code_cells(raw, tag, str(path))[1])
     return 0
 
 
@@ -617,16 +622,16 @@ def strip_site_sources(site: Path) -> int:
                 nb = json.loads(raw)
             except ValueError:
                 continue
-            out, gone = strip_notebook(nb)
+            out, gone = strip_notebook(nb, str(path))
             if out != nb:
                 path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n",
                                 encoding="utf-8")
             count += len(gone) + len(nb.get("cells", [])) - len(out.get("cells", []))
         elif name.endswith(".md"):
-            text, keys = split_keys(raw)
-            text, gone, _ = split_solutions(text)
+            text, keys = split_keys(raw, str(path))
+            text, gone, _ = split_solutions(text, where=str(path))
             gone += keys
-            text, cells = split_tagged_code_cells(text)
+            text, cells = split_tagged_code_cells(text, where=str(path))
             if gone or cells:
                 path.write_text(text, encoding="utf-8")
             count += len(gone) + len(cells)

@@ -46,6 +46,11 @@ from pathlib import Path
 
 import yaml
 
+try:  # imported as tools.problem_sets, or run as tools/problem_sets.py (tools/ on the path)
+    from tools.fences import fence_end
+except ImportError:  # pragma: no cover
+    from fences import fence_end
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:           # run as a script: tools/ is on the path, not the root
     sys.path.insert(0, str(ROOT))
@@ -88,19 +93,11 @@ class Exercise:
 # reading the chapters
 
 
-def _fence_end(lines: list[str], start: int, fence: str) -> int:
-    """The index of the line closing the fence opened at ``lines[start]``."""
-    char, width = fence[0], len(fence)
-    for k in range(start + 1, len(lines)):
-        s = lines[k].strip()
-        if len(s) >= width and set(s) == {char}:
-            return k
-    raise ValueError(f"the {fence} block opened by {lines[start].strip()!r} is never closed")
-
-
-def directives(text: str, names: tuple[str, ...]) -> list[tuple[str, str, dict, str]]:
+def directives(text: str, names: tuple[str, ...],
+               where: str = "text") -> list[tuple[str, str, dict, str]]:
     """The top-level directives called ``names`` in MyST ``text``: (name, argument, options,
-    body) in order of appearance."""
+    body) in order of appearance.  A block never closed is a ``FenceError`` naming ``where``
+    and the line."""
     lines = text.split("\n")
     out = []
     k = 0
@@ -109,7 +106,7 @@ def directives(text: str, names: tuple[str, ...]) -> list[tuple[str, str, dict, 
         if not m:
             k += 1
             continue
-        end = _fence_end(lines, k, m.group(2))
+        end = fence_end(lines, k, m.group(2), where)
         if m.group(3) in names:
             options, j = {}, k + 1
             while j < end and OPTION.match(lines[j]):
@@ -153,7 +150,7 @@ def chapter_exercises(path: Path) -> list[Exercise]:
     for i, cell in enumerate(cells):
         where = f"{path.name} cell {i}"
         if cell.get("cell_type") == "markdown":
-            for name, arg, options, body in directives(_source(cell), ("exercise", "solution")):
+            for name, arg, options, body in directives(_source(cell), ("exercise", "solution"), where):
                 if name == "exercise":
                     label = options.get("label")
                     if not label:
