@@ -250,7 +250,7 @@ def executed_copy(path: Path, build: Path | None):
     mine = [c for c in done.cells if c.cell_type == "markdown"]
     if len(prose) != len(mine):
         return None
-    for c, src in zip(mine, prose):
+    for c, src in zip(mine, prose, strict=True):
         c.source = src.source
     return done
 

@@ -96,7 +96,7 @@ def schema_errors(data: dict) -> list[str]:
 
 
 def make_targets(makefile: Path) -> set[str]:
-    targets = set()
+    targets: set[str] = set()
     for line in makefile.read_text(encoding="utf-8").splitlines():
         m = re.match(r"^([\w.-]+(?:\s+[\w.-]+)*)\s*:(?!=)", line)
         if m and not line.startswith("\t"):

@@ -54,6 +54,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
@@ -61,7 +62,7 @@ import yaml
 try:  # imported as tools.editions, or run as tools/editions.py (tools/ on the path)
     from tools.fences import fence_end
 except ImportError:  # pragma: no cover
-    from fences import fence_end
+    from fences import fence_end  # type: ignore[no-redef]  # the same module, run as a script
 
 ROOT = Path(__file__).resolve().parents[1]
 FENCE_OPEN = re.compile(r"^\s*(`{3,}|:{3,})\s*\{([\w:.-]+)\}(.*)$")
@@ -165,6 +166,10 @@ def split_solutions(text: str, gated: bool = False,
     while k < len(lines):
         m = FENCE_OPEN.match(lines[k])
         name = m.group(2) if m else None
+        if m is None:  # not a fence: kept, or removed inside a gated solution
+            (removed if gated else keep).append(lines[k])
+            k += 1
+            continue
         if gated:
             if name == "solution-end":
                 gated = False
@@ -412,7 +417,8 @@ def executed_outputs(source_dir: Path, executed: list[Path]) -> tuple[list[str],
     (a build that took the notebook from the cache may write it there without them).
     Returns the output texts of the tagged cells and the joined output text of the untagged ones.
     """
-    tagged, public = [], []
+    tagged: list[str] = []
+    public: list[str] = []
     for path in _pages(source_dir):
         if path.suffix != ".ipynb":
             continue
@@ -428,10 +434,13 @@ def executed_outputs(source_dir: Path, executed: list[Path]) -> tuple[list[str],
     return [t for t in tagged if t.strip()], "\n".join(public)
 
 
+#: typographic characters and the plain ones they compare as
+PLAIN: dict[str, str | int | None] = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                                      "\u2013": "-", "\u2014": "-", "\u00a0": " ", "\u2212": "-"}
+
+
 def normalize(text: str) -> str:
-    text = text.translate(str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"',
-                                         "\u201d": '"', "\u2013": "-", "\u2014": "-",
-                                         "\u00a0": " ", "\u2212": "-"}))
+    text = text.translate(str.maketrans(PLAIN))
     return " ".join(text.split())
 
 
@@ -539,7 +548,7 @@ def tagged_in_download(path: Path, tag: str = STUDENT_TAG) -> int:
 
 
 def find_leaks(site: Path, texts: dict[str, list[str]], public: str = "",
-               cells: dict[str, list[str]] | None = None, outputs: list[str] = (),
+               cells: dict[str, list[str]] | None = None, outputs: Sequence[str] = (),
                public_outputs: str = "") -> list[tuple[str, str]]:
     """(file, what) pairs: the traces of answers found in the built ``site``.
 
@@ -803,8 +812,8 @@ def main(argv=None) -> int:
     c.add_argument("--executed", type=Path, action="append",
                    help="a folder of executed notebooks (default: SITE/../jupyter_execute and "
                         "SOURCE/_build/jupyter_execute)")
-    p = sub.add_parser("probes", help="print the solution sentences the check looks for")
-    p.add_argument("--source", type=Path, default=ROOT)
+    probes_cmd = sub.add_parser("probes", help="print the solution sentences the check looks for")
+    probes_cmd.add_argument("--source", type=Path, default=ROOT)
     args = ap.parse_args(argv)
 
     if args.cmd == "probes":

@@ -46,15 +46,11 @@ from pathlib import Path
 
 import yaml
 
-try:  # imported as tools.problem_sets, or run as tools/problem_sets.py (tools/ on the path)
-    from tools.fences import fence_end
-except ImportError:  # pragma: no cover
-    from fences import fence_end
-
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:           # run as a script: tools/ is on the path, not the root
     sys.path.insert(0, str(ROOT))
 from tools.editions import KEY_BEGIN, KEY_END  # noqa: E402
+from tools.fences import fence_end  # noqa: E402
 
 BOOK = ROOT / "book"
 SPEC = BOOK / "seminar" / "problem_sets.yml"
@@ -109,8 +105,8 @@ def directives(text: str, names: tuple[str, ...],
         end = fence_end(lines, k, m.group(2), where)
         if m.group(3) in names:
             options, j = {}, k + 1
-            while j < end and OPTION.match(lines[j]):
-                key, value = OPTION.match(lines[j]).groups()
+            while j < end and (option := OPTION.match(lines[j])):
+                key, value = option.groups()
                 options[key] = value
                 j += 1
             out.append((m.group(3), m.group(4), options, "\n".join(lines[j:end]).strip("\n")))
@@ -161,15 +157,15 @@ def chapter_exercises(path: Path) -> list[Exercise]:
                 else:
                     solutions[arg] = body
         elif STUB_TAG in _tags(cell):
-            ex = last_in_cell.get(i - 1)
-            if ex is None:
+            owner = last_in_cell.get(i - 1)
+            if owner is None:
                 raise ValueError(f"{where}: an {STUB_TAG} cell must follow the markdown cell of "
                                  "its exercise")
             nxt = cells[i + 1] if i + 1 < len(cells) else {}
             if CHECK_TAG not in _tags(nxt):
                 raise ValueError(f"{where}: the stub must be followed by its {CHECK_TAG} cell")
-            ex.stub = _source(cell).strip("\n")
-            ex.check = check_summary(_source(nxt), f"{path.name} cell {i + 1}")
+            owner.stub = _source(cell).strip("\n")
+            owner.check = check_summary(_source(nxt), f"{path.name} cell {i + 1}")
     for ex in found:
         ex.solution = solutions.get(ex.label)
         if ex.solution is None:
@@ -350,6 +346,7 @@ def exercises_section(exercises: list[Exercise], points: dict, chapters: list[st
                               f"{ex.use} · in the chapter: {{ref}}`{ex.label}`"), "",
                     relocate(ex.statement, rel, f"{chapter} {ex.label}")]
             if ex.stub is not None:
+                assert ex.check is not None  # read with the stub (chapter_exercises)
                 out += ["", "The stub:", "", "```python", ex.stub, "```", "",
                         paragraph("What the check verifies (the cell after the stub): "
                                   f"{escape(ex.check)}.")]
@@ -368,6 +365,7 @@ def key_section(exercises: list[Exercise], book: Path, page: Path) -> str:
                      "out."),
            ]
     for ex in exercises:
+        assert ex.solution is not None  # chapter_exercises refuses an exercise without one
         body = relocate(ex.solution, rel, f"{ex.chapter} solution of {ex.label}")
         fence = fence_for(body)
         out += ["", f"**Problem {ex.number}** ({ex.points} points)", "",

@@ -546,7 +546,7 @@ def widget_closure(state: dict, roots) -> set[str]:
         stack.extend(links)
 
 
-def _picture_outputs(cell) -> list[tuple[str, object]]:
+def _picture_outputs(cell) -> list[tuple[str, str]]:
     """The pictures among a cell's outputs: ("svg"|"png", data) and ("view", model id)."""
     shown = []
     for out in cell.get("outputs", []):
@@ -574,8 +574,8 @@ def picture_html(picture: Picture, caption: str, nb, ctx: Context, where: str,
     ``caption`` is the outline's (markdown; empty: the book's caption of the figure).  The model
     ids of the widget views are appended to ``views``.  ``nb`` None: a framed placeholder (decks
     made without outputs)."""
-    cell = _cell(nb, picture.cell_id) if nb is not None else None
-    fig = ((cell or {}).get("metadata", {}).get("mystnb") or {}).get("figure") or {}
+    cell: dict = _cell(nb, picture.cell_id) if nb is not None else {}
+    fig = (cell.get("metadata", {}).get("mystnb") or {}).get("figure") or {}
     text = caption.strip() or str(fig.get("caption", "")).strip()
     number = ctx.refs.number.get(picture.figure) if picture.figure else None
     cap = markdown_html(text, ctx, inline=True) if text else ""
@@ -611,7 +611,7 @@ def picture_html(picture: Picture, caption: str, nb, ctx: Context, where: str,
             f"{figcaption}</figure>")
 
 
-def slide_html(slide: Slide, outline: Outline, pictures: dict[str, Picture], notebooks: dict,
+def slide_html(slide: Slide, outline: Outline, pictures: dict[str, Picture], notebooks: dict | None,
                ctx: Context, views: list[str]) -> str:
     """One ``<section>`` of the deck."""
     where = f"{outline.path}: slide {slide.number} ({slide.title!r})"
@@ -727,7 +727,7 @@ def measure_deck(page: str) -> DeckMeasure:
         heading = s.find(re.compile(r"^h[12]$"))
         titled += heading is not None and bool(heading.get_text(strip=True))
         code += s.find("pre") is not None
-        minutes += float(s.get("data-minutes", 0) or 0)
+        minutes += float(str(s.get("data-minutes") or 0))
         shown.append(s.get_text("\n"))
     return DeckMeasure(len(leaves), titled, code, notes, minutes, shown)
 
@@ -772,7 +772,7 @@ def copy_libs(out_dir: Path, node_modules: Path, widget_js: Path) -> None:
         "mathjax": node_modules / "mathjax" / "es5",
         "widgets-js": widget_js,
     }
-    for name, src in sources.items():
+    for src in sources.values():
         if not src.is_dir():
             raise SystemExit(f"{src} is missing: run `make widget-js` (npm ci) first")
     for name, src in sources.items():
@@ -871,9 +871,9 @@ def main(argv=None) -> int:
             if name not in executed:
                 executed[name] = executed_chapter(chapters[name], args.build,
                                                   run=not args.no_execute)
-        notebooks = {n: executed[n] for n in needed}
-        if any(nb is None for nb in notebooks.values()):
-            notebooks = None  # --no-execute and no build outputs: placeholders
+        # --no-execute and no build outputs: placeholders
+        notebooks = (None if any(executed[n] is None for n in needed)
+                     else {n: executed[n] for n in needed})
         ctx = Context(bib=bib, refs=refs, doc=f"book/{outline.meta['chapter']}")
         try:
             page = deck_html(outline, notebooks, ctx, book=book)
