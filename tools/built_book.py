@@ -11,10 +11,13 @@ book read them here, from the build, never by guessing them from the sources:
   them (``tools/lab_refs.py``).
 * :func:`executed_copy` gives a chapter with the outputs the build gave it, from the execution
   cache (``_build/.jupyter_cache``) or the executed copy (``_build/jupyter_execute``): the
-  pictures of the decks.
+  pictures of the decks.  :func:`executed_cells` gives the executed code cells of a page from
+  the first of several builds that holds them: the outputs the student edition's check
+  (``tools/editions.py``) looks for.
 """
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from pathlib import Path
@@ -24,6 +27,9 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 #: folders of the built site that hold no page of the book
 NOT_PAGES = frozenset({"_static", "_sources", "widgets-js", "_images", "mathjax", "genindex"})
+#: the folder of a build (``_build``) where Jupyter Book writes each executed notebook, under its
+#: path in the book's source
+EXECUTED = "jupyter_execute"
 
 #: the first line of a directive and its options
 DIRECTIVE_HEAD = re.compile(
@@ -232,7 +238,7 @@ def executed_copy(path: Path, build: Path | None):
             return merged
         except (ImportError, KeyError):
             pass
-    copy_path = build / "jupyter_execute" / f"{doc_name(path)}.ipynb"
+    copy_path = build / EXECUTED / f"{doc_name(path)}.ipynb"
     if not copy_path.is_file():
         return None
     done = nbformat.read(copy_path, as_version=4)
@@ -254,6 +260,20 @@ def executed_copy(path: Path, build: Path | None):
         c.source = src.source
     return done
 
+
+
+def executed_cells(rel: Path | str, folders) -> list[dict]:
+    """The code cells of the notebook ``rel`` (its path in the book's source) as a build ran
+    them: from the first of ``folders`` (such as ``_build/jupyter_execute``) whose copy holds
+    any output; ``[]`` when none does.  A build that took the notebook from its cache may write
+    the copy without outputs, so a later folder is tried."""
+    for folder in folders:
+        done = Path(folder) / rel
+        nb = json.loads(done.read_text(encoding="utf-8")) if done.is_file() else {}
+        cells = [c for c in nb.get("cells", []) if c.get("cell_type") == "code"]
+        if any(c.get("outputs") for c in cells):
+            return cells
+    return []
 
 
 def book_refs(site: Path | None) -> Refs:

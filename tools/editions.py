@@ -60,9 +60,12 @@ from pathlib import Path
 import yaml
 
 try:  # imported as tools.editions, or run as tools/editions.py (tools/ on the path)
+    from tools.built_book import EXECUTED, executed_cells
     from tools.fences import fence_end
 except ImportError:  # pragma: no cover
-    from fences import fence_end  # type: ignore[no-redef]  # the same module, run as a script
+    # the same modules, run as a script
+    from built_book import EXECUTED, executed_cells  # type: ignore[no-redef]
+    from fences import fence_end  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parents[1]
 FENCE_OPEN = re.compile(r"^\s*(`{3,}|:{3,})\s*\{([\w:.-]+)\}(.*)$")
@@ -422,15 +425,8 @@ def executed_outputs(source_dir: Path, executed: list[Path]) -> tuple[list[str],
     for path in _pages(source_dir):
         if path.suffix != ".ipynb":
             continue
-        rel = path.relative_to(source_dir)
-        for folder in executed:
-            done = Path(folder) / rel
-            cells = _read_nb(done).get("cells", []) if done.is_file() else []
-            cells = [c for c in cells if c.get("cell_type") == "code"]
-            if any(c.get("outputs") for c in cells):
-                for cell in cells:
-                    (tagged if is_tagged(cell) else public).append(output_text(cell))
-                break
+        for cell in executed_cells(path.relative_to(source_dir), executed):
+            (tagged if is_tagged(cell) else public).append(output_text(cell))
     return [t for t in tagged if t.strip()], "\n".join(public)
 
 
@@ -601,7 +597,7 @@ def check_site(site: Path, source: Path, executed: list[Path] | None = None
     ``_build/jupyter_execute``.
     """
     if executed is None:
-        executed = [site.parent / "jupyter_execute", source / "_build" / "jupyter_execute"]
+        executed = [site.parent / EXECUTED, source / "_build" / EXECUTED]
     texts = solution_texts(source)
     public = public_text(source)
     cells = tagged_cells(source)

@@ -30,10 +30,10 @@ import re
 import sys
 from pathlib import Path
 
-try:  # run as tools/lab_refs.py (tools/ on the path) or imported as tools.lab_refs
-    import built_book
-except ImportError:  # pragma: no cover
+try:  # imported as tools.lab_refs, or run as tools/lab_refs.py (tools/ on the path)
     from tools import built_book
+except ImportError:  # pragma: no cover
+    import built_book  # type: ignore[no-redef]  # the same module, run as a script
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"

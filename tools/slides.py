@@ -59,14 +59,15 @@ from pathlib import Path
 
 import nbformat
 
-try:  # run as tools/slides.py (tools/ on the path) or imported as tools.slides
-    import lab_cites
-    from built_book import Refs, book_refs, doc_name, executed_copy  # noqa: F401 (this module's API)
-    from print_pdf import model_refs
-except ImportError:  # pragma: no cover
+try:  # imported as tools.slides, or run as tools/slides.py (tools/ on the path)
     from tools import lab_cites
-    from tools.built_book import Refs, book_refs, doc_name, executed_copy  # noqa: F401
+    from tools.built_book import Refs, book_refs, doc_name, executed_copy  # noqa: F401 (its API)
     from tools.print_pdf import model_refs
+except ImportError:  # pragma: no cover
+    # the same modules, run as a script
+    import lab_cites  # type: ignore[no-redef]
+    from built_book import Refs, book_refs, doc_name, executed_copy  # type: ignore[no-redef]  # noqa: F401
+    from print_pdf import model_refs  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "slides_template" / "usaav_reveal"
