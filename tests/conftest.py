@@ -36,3 +36,16 @@ def all_models(d=3, k=3, seed=0):
         ("cosine_linear", ue.models.cosine_bias(1.0), d, pos),
         ("cosine_exp", ue.models.cosine_bias(1.0, beta=0.8, profile="exp"), d, pos),
     ]
+
+
+@pytest.fixture
+def full_disk(monkeypatch):
+    """``os.statvfs`` reporting every file system full: no free block, for root or anyone."""
+    real = os.statvfs
+
+    def full(path):
+        st = real(path)
+        return os.statvfs_result((st.f_bsize, st.f_frsize, st.f_blocks, 0, 0, st.f_files,
+                                  st.f_ffree, st.f_favail, st.f_flag, st.f_namemax))
+
+    monkeypatch.setattr(os, "statvfs", full)

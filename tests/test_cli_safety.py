@@ -273,15 +273,7 @@ def test_out_with_a_name_too_long_for_the_folder_is_refused_before_the_run(fence
     assert "the file name is" in one_line(capsys.readouterr().err)
 
 
-def test_out_without_room_for_the_file_is_refused_before_the_run(fenced, capsys, no_run, monkeypatch):
-    real = os.statvfs
-
-    def full(path):
-        st = real(path)
-        return os.statvfs_result((st.f_bsize, st.f_frsize, st.f_blocks, 0, 0, st.f_files,
-                                  st.f_ffree, st.f_favail, st.f_flag, st.f_namemax))
-
-    monkeypatch.setattr(os, "statvfs", full)
+def test_out_without_room_for_the_file_is_refused_before_the_run(fenced, capsys, no_run, full_disk):
     assert main(TINY + ["--out", str(fenced / "run.npz")]) == 2
     line = one_line(capsys.readouterr().err)
     assert line.startswith("usaav-edu: error: --out") and "free" in line

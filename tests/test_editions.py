@@ -287,6 +287,21 @@ def test_split_solutions_removes_plain_colon_and_gated_blocks():
     assert any("S3 text" in r for r in removed)
 
 
+def test_an_unclosed_solution_is_an_error_naming_the_page_cell_and_line():
+    from tools.fences import FenceError
+
+    nb = {"cells": [{"cell_type": "markdown", "source": "Ex"},
+                    {"cell_type": "markdown", "source": "Q\n\n```{solution} ex1\nThe answer"}]}
+    with pytest.raises(FenceError, match=r"^book/ch\.ipynb cell 1: line 3: the ``` block opened "
+                                         r"by '```\{solution\} ex1' is never closed"):
+        editions.strip_notebook(nb, "book/ch.ipynb")
+    with pytest.raises(FenceError, match=r"^page\.md: line 2: the ::: block"):
+        editions.strip_myst("a\n:::{solution} ex2\nS2 text\n", "page.md")
+    with pytest.raises(FenceError, match=r"^page\.md: line 1: the ```` block"):
+        editions.split_tagged_code_cells(f"````{{code-cell}} python\n:tags: [{editions.STUDENT_TAG}]\n"
+                                         "x = 1\n```\n", editions.STUDENT_TAG, "page.md")
+
+
 def test_answer_notes_are_removed_like_solutions():
     text = ("Question?\n\n:::{admonition} Answer note\n:class: dropdown answer-note\n"
             "The gauge point is uniform on the sphere.\n:::\n\n"

@@ -188,6 +188,38 @@ def _notebook(markdown: str) -> str:
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
+def test_a_malformed_entry_is_an_error_naming_the_file_and_the_entry(tmp_path):
+    path = tmp_path / "refs.bib"
+    path.write_text("@article{good2020,\n author = {A. Good},\n year = {2020}\n}\n\n"
+                    "@article{bad2021,\n author = {B. Bad,\n year = {2021}\n}\n\n"
+                    "@article{next2022, author = {C. Next}, year = {2022}}\n", encoding="utf-8")
+    with pytest.raises(lab_cites.BibError, match=rf"{re.escape(str(path))}: entry 'bad2021' "
+                                                 r"\(line 6\) is not valid BibTeX"):
+        lab_cites.read_bib(path)
+    path.write_text("@article{twice, author = {X}, year = {2020}}\n"
+                    "@article{twice, author = {Y}, year = {2021}}\n", encoding="utf-8")
+    with pytest.raises(lab_cites.BibError, match=r"refs.bib: entry 'twice' \(line 2\)"):
+        lab_cites.read_bib(path)
+    with pytest.raises(lab_cites.BibError, match=r"missing.bib: cannot read the bibliography"):
+        lab_cites.read_bib(tmp_path / "missing.bib")
+
+
+def test_an_entry_without_author_or_year_is_an_error(tmp_path):
+    path = tmp_path / "refs.bib"
+    path.write_text("@misc{anon, title = {No one}, year = {2020}}\n", encoding="utf-8")
+    with pytest.raises(lab_cites.BibError, match=r"refs.bib: entry 'anon' needs an author and a year"):
+        lab_cites.read_bib(path)
+
+
+def test_the_slides_cite_the_same_entries_in_plain_words():
+    from tools import slides
+
+    book = lab_cites.read_bib(ROOT / "book" / "references.bib")
+    deck = slides.read_bib(ROOT / "book" / "references.bib")
+    assert deck == {k: (who.replace("*et al.*", "et al."), year) for k, (who, year) in book.items()}
+    assert any("et al." in who for who, _ in deck.values())
+
+
 @pytest.fixture(scope="module")
 def bib():
     return lab_cites.read_bib(ROOT / "book" / "references.bib")

@@ -175,6 +175,8 @@ def test_setup_cell_refuses_bad_input(tmp_path):
     with pytest.raises(ValueError, match="not a notebook"):
         setup_cell.update_notebook(broken, PINNED)
     assert broken.read_text() == "{not json"
+    with pytest.raises(ValueError, match=r"chapter must be a chapter's number, None or 'keep', got '4'"):
+        setup_cell.update_notebook(broken, PINNED, chapter="4")
 
 
 @pytest.mark.parametrize("name", ["usaav-edu", "usaav-edu==0.1.0", "usaav_edu", " usaav-edu "])

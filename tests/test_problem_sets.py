@@ -234,3 +234,25 @@ def test_the_pages_define_no_label_of_a_chapter():
         path = BOOK / "seminar" / page
         assert not set(editions.page_labels(path)) & chapter_labels, page
         assert "{exercise}" not in path.read_text(encoding="utf-8")
+
+
+def test_an_unclosed_directive_is_an_error_naming_the_cell_and_line(tmp_path):
+    from tools.fences import FenceError
+
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": "# 1. A chapter"},
+             {"cell_type": "markdown", "metadata": {},
+              "source": "Text\n\n:::{exercise} An exercise\n:label: ch1-ex-open\nDo it.\n"}]
+    path = tmp_path / "ch01_open.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                                "nbformat_minor": 5}), encoding="utf-8")
+    with pytest.raises(FenceError, match=r"^ch01_open\.ipynb cell 1: line 3: the ::: block opened "
+                                         r"by ':::\{exercise\} An exercise' is never closed"):
+        problem_sets.chapter_exercises(path)
+
+
+def test_the_two_tools_find_the_end_of_a_block_with_one_helper():
+    from tools import fences
+
+    assert problem_sets.fence_end is fences.fence_end is editions.fence_end
+    lines = ["::::{exercise} E", ":::{hint}", "h", ":::", "::::", "after"]
+    assert fences.fence_end(lines, 0, "::::") == 4 and fences.fence_end(lines, 1, ":::") == 3

@@ -290,6 +290,35 @@ def test_bibliography_labels():
     assert slides.cite_text("cite:t", ["su2021roformer"], bib) == "Su et al. (2021)"
 
 
+def test_a_chapter_the_build_has_not_run_is_executed_in_the_book_kernel(monkeypatch, tmp_path):
+    """Without outputs from the build, a chapter runs as the book build runs it: in the kernel of
+    tools/book_kernel/ (the one _config.yml maps python3 to), waiting for all of its output."""
+    import nbclient
+    import yaml
+
+    from tools import book_site
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert slides.BOOK_KERNEL == config["sphinx"]["config"]["nb_kernel_rgx_aliases"]["python3"]
+    assert (book_site.BOOK_KERNELS / "kernels" / slides.BOOK_KERNEL / "kernel.json").is_file()
+    seen = {}
+
+    class Client:
+        def __init__(self, nb, **kwargs):
+            seen.update(kwargs)
+
+        def execute(self):
+            seen["JUPYTER_PATH"] = os.environ.get("JUPYTER_PATH", "")
+
+    monkeypatch.setattr(nbclient, "NotebookClient", Client)
+    monkeypatch.setenv("JUPYTER_PATH", "/elsewhere")
+    slides.execute(nbformat.v4.new_notebook(), tmp_path)
+    assert seen["kernel_name"] == slides.BOOK_KERNEL and seen["store_widget_state"]
+    assert seen["raise_on_iopub_timeout"] and seen["iopub_timeout"] == book_site.IOPUB_TIMEOUT_S
+    assert seen["JUPYTER_PATH"].split(os.pathsep)[0] == str(book_site.BOOK_KERNELS)
+    assert os.environ["JUPYTER_PATH"] == "/elsewhere"
+
+
 # ---------------------------------------------------------------------------------------------
 # pictures from an executed chapter
 

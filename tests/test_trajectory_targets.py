@@ -269,15 +269,7 @@ def test_load_of_something_that_is_not_a_path_is_a_type_error(path):
         ue.Trajectory.load(path)
 
 
-def test_save_refuses_a_file_larger_than_the_free_space_before_writing(fence, traj, monkeypatch):
-    real = os.statvfs
-
-    def full(path):
-        st = real(path)
-        return os.statvfs_result((st.f_bsize, st.f_frsize, st.f_blocks, 0, 0, st.f_files,
-                                  st.f_ffree, st.f_favail, st.f_flag, st.f_namemax))
-
-    monkeypatch.setattr(os, "statvfs", full)
+def test_save_refuses_a_file_larger_than_the_free_space_before_writing(fence, traj, full_disk):
     with pytest.raises(ValueError, match="free"):
         traj.save(fence / "run.npz")
     assert list(fence.iterdir()) == []

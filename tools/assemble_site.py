@@ -40,8 +40,16 @@ from urllib.parse import unquote, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from book_site import (PDF_DIR, PROBLEMS_PAGE, QTI_DIR, SITE_LINK_CLASS,  # noqa: E402
-                       SITE_PARTS, SLIDES_DIR, STUDENT_DIR, page_pdf)
+from book_site import (  # noqa: E402
+    PDF_DIR,
+    PROBLEMS_PAGE,
+    QTI_DIR,
+    SITE_LINK_CLASS,
+    SITE_PARTS,
+    SLIDES_DIR,
+    STUDENT_DIR,
+    page_pdf,
+)
 
 BOOK = ROOT / "_build" / "html"
 STUDENT = ROOT / "_build" / "student" / "_build" / "html"
@@ -98,7 +106,7 @@ def print_pdfs(jobs: list[tuple[Path, str]], out: Path, workers: int = PRINT_WOR
             procs.append(subprocess.Popen([sys.executable, str(ROOT / "tools" / "print_pdf.py"),
                                            "--jobs", str(spec)]))
         codes = [p.wait() for p in procs]
-    failed = [name for code, group in zip(codes, groups) if code for _, name in group
+    failed = [name for code, group in zip(codes, groups, strict=True) if code for _, name in group
               if not (out / name).is_file()]
     if any(codes):
         raise SiteError("printing failed (messages above)"

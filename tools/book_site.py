@@ -328,6 +328,14 @@ def site_href(pagename: str, target: str, site_path: str = "") -> str:
     return "../" * depth + target
 
 
+def _printed(pagename: str, edition: str) -> str:
+    """The PDF of a page that ``page_pdf`` prints in ``edition`` (an error for one it does not)."""
+    pdf = page_pdf(pagename, edition)
+    if pdf is None:
+        raise ValueError(f"{pagename} has no PDF in the {edition} edition")
+    return pdf
+
+
 def site_links(pagename: str, docs: dict[str, str], edition: str = "full") -> list[tuple]:
     """What a page links in the published site, as ``(heading, [(text, target), ...])`` rows
     (targets relative to the site's root); ``docs`` maps the build's page names to titles.
@@ -343,27 +351,29 @@ def site_links(pagename: str, docs: dict[str, str], edition: str = "full") -> li
         if edition != "full":
             return []
         return [("", [(f"Session {session}: slides", session_deck(session)),
-                      ("printed chapter (PDF)", page_pdf(pagename, edition))])]
+                      ("printed chapter (PDF)", _printed(pagename, edition))])]
     if pagename != SEMINAR_INDEX:
         return []
     rows = []
     if edition == "full":
         rows.append(("The student edition", [("the book without solutions",
                                               f"{STUDENT_DIR}/index.html")]))
-        for name in sorted(d for d in docs if session_of(d) is not None):
+        for name in sorted(docs):
             k = session_of(name)
+            if k is None:
+                continue
             rows.append((f"Session {k}, {docs[name]}",
                          [("slides", session_deck(k)), ("printed chapter (PDF)",
-                                                        page_pdf(name, edition)),
+                                                        _printed(name, edition)),
                           ("quiz for Canvas or Moodle (QTI)", session_quiz_package(k))]))
     for name in sorted(d for d in docs if PROBLEMS_PAGE.match(d)):
-        links = [("handout (PDF)", page_pdf(name, "student"))]
+        links = [("handout (PDF)", _printed(name, "student"))]
         if edition == "full":
-            links.append(("key, for instructors (PDF)", page_pdf(name, "full")))
+            links.append(("key, for instructors (PDF)", _printed(name, "full")))
         rows.append((docs[name], links))
     for name in SEMINAR_PRINTS:
         if name in docs:
-            rows.append((docs[name], [("printed (PDF)", page_pdf(name, edition))]))
+            rows.append((docs[name], [("printed (PDF)", _printed(name, edition))]))
     return rows
 
 
@@ -417,7 +427,7 @@ def waiting_for_all_output(execute, iopub_timeout: int = IOPUB_TIMEOUT_S):
         kwargs.setdefault("raise_on_iopub_timeout", True)
         return execute(nb, **kwargs)
 
-    run.waits_for_all_output = True
+    run.waits_for_all_output = True  # type: ignore[attr-defined]  # a marker on the wrapper
     return run
 
 

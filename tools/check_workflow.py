@@ -4,9 +4,10 @@
 
 Each file is checked in two ways.
 
-1. **Against the workflow schema** (GitHub's workflow syntax as a JSON schema, shipped inside the
-   pinned ``check-jsonschema`` package, so nothing is downloaded): unknown or misspelt keys,
-   missing ``runs-on``, wrong types.
+1. **Against the workflow schema**, by check-jsonschema (the pinned package validates as
+   ``check-jsonschema --builtin-schema vendor.github-workflows FILE`` does, with GitHub's
+   workflow syntax as a JSON schema shipped inside it, so nothing is downloaded): unknown or
+   misspelt keys, missing ``runs-on``, wrong types.
 2. **For what a schema cannot see:**
 
    * every action is pinned to a release (``owner/repo@v4``, ``@v4.1.0``) or a commit;
@@ -30,13 +31,11 @@ Exit status: 0 when every file passes, 1 otherwise (each problem is printed on o
 from __future__ import annotations
 
 import argparse
-import importlib.resources
-import json
+import functools
 import re
 import sys
 from pathlib import Path
 
-import jsonschema
 import yaml
 from packaging.specifiers import SpecifierSet
 
@@ -44,6 +43,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 from book_site import BASEURL_ENV  # noqa: E402
 
+#: check-jsonschema's copy of GitHub's workflow schema (``--builtin-schema``)
+SCHEMA = "vendor.github-workflows"
 SITE = "_build/site"
 #: the make target that builds SITE
 BUILD = "site"
@@ -57,10 +58,19 @@ EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}", re.S)
 REFERENCE = re.compile(r"(?<![\w.'\"-])([A-Za-z_][\w-]*)(?:\.([A-Za-z_][\w-]*))?")
 
 
-def workflow_schema() -> dict:
-    """GitHub's workflow schema, as vendored by check-jsonschema."""
-    vendor = importlib.resources.files("check_jsonschema.builtin_schemas.vendor")
-    return json.loads(vendor.joinpath("github-workflows.json").read_text(encoding="utf-8"))
+@functools.cache
+def workflow_validator():
+    """A validator of GitHub's workflow schema: check-jsonschema's ``vendor.github-workflows``,
+    built as ``check-jsonschema --builtin-schema vendor.github-workflows`` builds it (its formats
+    and its ECMAScript regular expressions).  The schema ships inside the pinned package: nothing
+    is downloaded."""
+    from check_jsonschema.formats import FormatOptions
+    from check_jsonschema.regex_variants import RegexImplementation, RegexVariantName
+    from check_jsonschema.schema_loader import BuiltinSchemaLoader
+
+    regex = RegexImplementation(RegexVariantName.default)
+    return BuiltinSchemaLoader(SCHEMA).get_validator(
+        "workflow", {}, FormatOptions(regex_impl=regex), regex, False)
 
 
 def load(text: str) -> dict:
@@ -71,29 +81,22 @@ def load(text: str) -> dict:
     return {("on" if key is True else key): value for key, value in data.items()}
 
 
-def deepest(error):
-    """The most telling cause of a schema error: among the alternatives tried (a job is either
-    a normal job or a call of a reusable workflow), the ones that got furthest into the data."""
-    if not error.context:
-        return error
-    depth = max(len(e.absolute_path) for e in error.context)
-    return deepest(jsonschema.exceptions.best_match(
-        [e for e in error.context if len(e.absolute_path) == depth]))
-
-
 def schema_errors(data: dict) -> list[str]:
-    validator = jsonschema.Draft7Validator(workflow_schema(),
-                                           format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    """The schema's complaints about ``data``, one a line, each at the cause check-jsonschema
+    reports as its best deep match (the alternative that got furthest into the data)."""
+    from check_jsonschema.reporter import find_best_deep_match
+
     out = []
-    for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path))):
-        best = deepest(error)
+    errors = workflow_validator().iter_errors(data)
+    for error in sorted(errors, key=lambda e: list(map(str, e.path))):
+        best = find_best_deep_match(error) if error.context else error
         where = "/".join(map(str, best.absolute_path)) or "(top)"
         out.append(f"schema: {where}: {best.message[:200]}")
     return out
 
 
 def make_targets(makefile: Path) -> set[str]:
-    targets = set()
+    targets: set[str] = set()
     for line in makefile.read_text(encoding="utf-8").splitlines():
         m = re.match(r"^([\w.-]+(?:\s+[\w.-]+)*)\s*:(?!=)", line)
         if m and not line.startswith("\t"):

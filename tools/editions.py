@@ -54,9 +54,18 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
+
+try:  # imported as tools.editions, or run as tools/editions.py (tools/ on the path)
+    from tools.built_book import EXECUTED, executed_cells
+    from tools.fences import fence_end
+except ImportError:  # pragma: no cover
+    # the same modules, run as a script
+    from built_book import EXECUTED, executed_cells  # type: ignore[no-redef]
+    from fences import fence_end  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parents[1]
 FENCE_OPEN = re.compile(r"^\s*(`{3,}|:{3,})\s*\{([\w:.-]+)\}(.*)$")
@@ -133,15 +142,6 @@ def prune_toc(node, exclude: set[str]):
 # solutions in MyST sources
 
 
-def _fence_end(lines: list[str], start: int, fence: str) -> int:
-    char, width = fence[0], len(fence)
-    for k in range(start + 1, len(lines)):
-        s = lines[k].strip()
-        if len(s) >= width and set(s) == {char}:
-            return k
-    return len(lines) - 1
-
-
 def _classes(lines: list[str], start: int) -> set[str]:
     """The classes named by the ``:class:`` option of the directive opened at ``lines[start]``."""
     for line in lines[start + 1:]:
@@ -153,12 +153,14 @@ def _classes(lines: list[str], start: int) -> set[str]:
     return set()
 
 
-def split_solutions(text: str, gated: bool = False) -> tuple[str, list[str], bool]:
+def split_solutions(text: str, gated: bool = False,
+                    where: str = "text") -> tuple[str, list[str], bool]:
     """Remove solution blocks from MyST text.
 
     Returns the text without them, the removed solution bodies, and whether a gated solution
     (``solution-start`` ... ``solution-end``) is still open at the end of ``text``; pass that flag
-    as ``gated`` for the next cell of a notebook.
+    as ``gated`` for the next cell of a notebook.  A block never closed is a ``FenceError``
+    naming ``where`` and the line.
     """
     lines = text.split("\n")
     keep: list[str] = []
@@ -167,23 +169,27 @@ def split_solutions(text: str, gated: bool = False) -> tuple[str, list[str], boo
     while k < len(lines):
         m = FENCE_OPEN.match(lines[k])
         name = m.group(2) if m else None
+        if m is None:  # not a fence: kept, or removed inside a gated solution
+            (removed if gated else keep).append(lines[k])
+            k += 1
+            continue
         if gated:
             if name == "solution-end":
                 gated = False
-                k = _fence_end(lines, k, m.group(1)) + 1
+                k = fence_end(lines, k, m.group(1), where) + 1
             else:
                 removed.append(lines[k])
                 k += 1
             continue
         if name == "solution" or (name in ("admonition", "dropdown")
                                   and ANSWER_CLASS in _classes(lines, k)):
-            end = _fence_end(lines, k, m.group(1))
+            end = fence_end(lines, k, m.group(1), where)
             removed.append("\n".join(lines[k + 1:end]))
             k = end + 1
             continue
         if name == "solution-start":
             gated = True
-            k = _fence_end(lines, k, m.group(1)) + 1
+            k = fence_end(lines, k, m.group(1), where) + 1
             continue
         keep.append(lines[k])
         k += 1
@@ -225,8 +231,10 @@ def _code_cell_tags(lines: list[str], start: int) -> list[str]:
     return [str(x) for x in tags] if isinstance(tags, list) else []
 
 
-def split_tagged_code_cells(text: str, tag: str = STUDENT_TAG) -> tuple[str, list[str]]:
-    """MyST text without its ``{code-cell}`` blocks tagged ``tag``, and the removed blocks."""
+def split_tagged_code_cells(text: str, tag: str = STUDENT_TAG,
+                            where: str = "text") -> tuple[str, list[str]]:
+    """MyST text without its ``{code-cell}`` blocks tagged ``tag``, and the removed blocks; a
+    block never closed is a ``FenceError`` naming ``where`` and the line."""
     lines = text.split("\n")
     keep: list[str] = []
     removed: list[str] = []
@@ -234,7 +242,7 @@ def split_tagged_code_cells(text: str, tag: str = STUDENT_TAG) -> tuple[str, lis
     while k < len(lines):
         m = FENCE_OPEN.match(lines[k])
         if m and m.group(2) == "code-cell" and tag in _code_cell_tags(lines, k):
-            end = _fence_end(lines, k, m.group(1))
+            end = fence_end(lines, k, m.group(1), where)
             removed.append("\n".join(lines[k + 1:end]))
             k = end + 1
             continue
@@ -243,12 +251,15 @@ def split_tagged_code_cells(text: str, tag: str = STUDENT_TAG) -> tuple[str, lis
     return "\n".join(keep), removed
 
 
-def strip_notebook(nb: dict) -> tuple[dict, list[str]]:
+def strip_notebook(nb: dict, where: str = "notebook") -> tuple[dict, list[str]]:
     """A notebook (JSON dict) without solutions and without the code cells tagged
-    :data:`STUDENT_TAG`, and the removed solution texts."""
+    :data:`STUDENT_TAG`, and the removed solution texts (``where`` names the notebook in
+    errors)."""
     nb = copy.deepcopy(nb)
-    cells, removed, gated = [], [], False
-    for cell in nb.get("cells", []):
+    cells: list[dict] = []
+    removed: list[str] = []
+    gated = False
+    for i, cell in enumerate(nb.get("cells", [])):
         src = cell_text(cell)
         if is_tagged(cell):
             continue
@@ -257,7 +268,7 @@ def strip_notebook(nb: dict) -> tuple[dict, list[str]]:
                 removed.append(src)
                 continue
             was_gated = gated
-            new, gone, gated = split_solutions(src, gated)
+            new, gone, gated = split_solutions(src, gated, f"{where} cell {i}")
             removed.extend(gone)
             if was_gated and not new.strip():
                 continue
@@ -267,7 +278,7 @@ def strip_notebook(nb: dict) -> tuple[dict, list[str]]:
     return nb, removed
 
 
-def split_keys(text: str) -> tuple[str, list[str]]:
+def split_keys(text: str, where: str = "text") -> tuple[str, list[str]]:
     """MyST text without the keys of a problem set (from :data:`KEY_BEGIN` to :data:`KEY_END`),
     and what they held: each solution of a key and, apart, the rest of its text (heading,
     introduction).  A key whose end marker is missing runs to the end of the text."""
@@ -276,17 +287,19 @@ def split_keys(text: str) -> tuple[str, list[str]]:
         i = text.index(KEY_BEGIN)
         j = text.find(KEY_END, i)
         end = len(text) if j < 0 else j + len(KEY_END)
-        rest, solutions, _ = split_solutions(text[i + len(KEY_BEGIN):end].replace(KEY_END, ""))
+        rest, solutions, _ = split_solutions(text[i + len(KEY_BEGIN):end].replace(KEY_END, ""),
+                                             where=f"{where}, the key on line "
+                                                   f"{text.count(chr(10), 0, i) + 1}")
         removed += solutions + [rest]
         text = text[:i] + text[end:]
     return text, removed
 
 
-def strip_myst(text: str) -> tuple[str, list[str]]:
+def strip_myst(text: str, where: str = "text") -> tuple[str, list[str]]:
     """MyST text without keys, solutions and tagged code cells, and the removed solution texts."""
-    text, keys = split_keys(text)
-    text, removed, _ = split_solutions(text)
-    return split_tagged_code_cells(text)[0], keys + removed
+    text, keys = split_keys(text, where)
+    text, removed, _ = split_solutions(text, where=where)
+    return split_tagged_code_cells(text, where=where)[0], keys + removed
 
 
 def _pages(source_dir: Path) -> list[Path]:
@@ -306,9 +319,9 @@ def solution_texts(source_dir: Path) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for path in _pages(source_dir):
         if path.suffix == ".ipynb":
-            _, texts = strip_notebook(_read_nb(path))
+            _, texts = strip_notebook(_read_nb(path), str(path))
         else:
-            _, texts = strip_myst(path.read_text(encoding="utf-8"))
+            _, texts = strip_myst(path.read_text(encoding="utf-8"), str(path))
         if texts:
             out[str(path.relative_to(source_dir))] = texts
     return out
@@ -321,7 +334,7 @@ def tagged_cells(source_dir: Path) -> dict[str, list[str]]:
         if path.suffix == ".ipynb":
             codes = [cell_text(c) for c in _read_nb(path).get("cells", []) if is_tagged(c)]
         else:
-            codes = split_tagged_code_cells(path.read_text(encoding="utf-8"))[1]
+            codes = split_tagged_code_cells(path.read_text(encoding="utf-8"), where=str(path))[1]
         if codes:
             out[str(path.relative_to(source_dir))] = codes
     return out
@@ -337,13 +350,13 @@ def public_text(source_dir: Path) -> str:
     parts = []
     for path in _pages(source_dir):
         if path.suffix == ".ipynb":
-            nb, _ = strip_notebook(_read_nb(path))
+            nb, _ = strip_notebook(_read_nb(path), str(path))
             parts += [cell_text(c) for c in nb.get("cells", [])]
             # figure captions live in the cells' metadata (myst-nb's mystnb.figure.caption)
             parts += [str(c.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("caption", ""))
                       for c in nb.get("cells", [])]
         else:
-            parts.append(strip_myst(path.read_text(encoding="utf-8"))[0])
+            parts.append(strip_myst(path.read_text(encoding="utf-8"), str(path))[0])
     return normalize("\n".join(parts))
 
 
@@ -407,26 +420,23 @@ def executed_outputs(source_dir: Path, executed: list[Path]) -> tuple[list[str],
     (a build that took the notebook from the cache may write it there without them).
     Returns the output texts of the tagged cells and the joined output text of the untagged ones.
     """
-    tagged, public = [], []
+    tagged: list[str] = []
+    public: list[str] = []
     for path in _pages(source_dir):
         if path.suffix != ".ipynb":
             continue
-        rel = path.relative_to(source_dir)
-        for folder in executed:
-            done = Path(folder) / rel
-            cells = _read_nb(done).get("cells", []) if done.is_file() else []
-            cells = [c for c in cells if c.get("cell_type") == "code"]
-            if any(c.get("outputs") for c in cells):
-                for cell in cells:
-                    (tagged if is_tagged(cell) else public).append(output_text(cell))
-                break
+        for cell in executed_cells(path.relative_to(source_dir), executed):
+            (tagged if is_tagged(cell) else public).append(output_text(cell))
     return [t for t in tagged if t.strip()], "\n".join(public)
 
 
+#: typographic characters and the plain ones they compare as
+PLAIN: dict[str, str | int | None] = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                                      "\u2013": "-", "\u2014": "-", "\u00a0": " ", "\u2212": "-"}
+
+
 def normalize(text: str) -> str:
-    text = text.translate(str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"',
-                                         "\u201d": '"', "\u2013": "-", "\u2014": "-",
-                                         "\u00a0": " ", "\u2212": "-"}))
+    text = text.translate(str.maketrans(PLAIN))
     return " ".join(text.split())
 
 
@@ -529,12 +539,12 @@ def tagged_in_download(path: Path, tag: str = STUDENT_TAG) -> int:
         except (ValueError, AttributeError):
             return 0
     if name.endswith(".md"):
-        return len(split_tagged_code_cells(raw, tag)[1])
+        return len(split_tagged_code_cells(raw, tag, str(path))[1])
     return 0
 
 
 def find_leaks(site: Path, texts: dict[str, list[str]], public: str = "",
-               cells: dict[str, list[str]] | None = None, outputs: list[str] = (),
+               cells: dict[str, list[str]] | None = None, outputs: Sequence[str] = (),
                public_outputs: str = "") -> list[tuple[str, str]]:
     """(file, what) pairs: the traces of answers found in the built ``site``.
 
@@ -587,7 +597,7 @@ def check_site(site: Path, source: Path, executed: list[Path] | None = None
     ``_build/jupyter_execute``.
     """
     if executed is None:
-        executed = [site.parent / "jupyter_execute", source / "_build" / "jupyter_execute"]
+        executed = [site.parent / EXECUTED, source / "_build" / EXECUTED]
     texts = solution_texts(source)
     public = public_text(source)
     cells = tagged_cells(source)
@@ -617,16 +627,16 @@ def strip_site_sources(site: Path) -> int:
                 nb = json.loads(raw)
             except ValueError:
                 continue
-            out, gone = strip_notebook(nb)
+            out, gone = strip_notebook(nb, str(path))
             if out != nb:
                 path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n",
                                 encoding="utf-8")
             count += len(gone) + len(nb.get("cells", [])) - len(out.get("cells", []))
         elif name.endswith(".md"):
-            text, keys = split_keys(raw)
-            text, gone, _ = split_solutions(text)
+            text, keys = split_keys(raw, str(path))
+            text, gone, _ = split_solutions(text, where=str(path))
             gone += keys
-            text, cells = split_tagged_code_cells(text)
+            text, cells = split_tagged_code_cells(text, where=str(path))
             if gone or cells:
                 path.write_text(text, encoding="utf-8")
             count += len(gone) + len(cells)
@@ -798,8 +808,8 @@ def main(argv=None) -> int:
     c.add_argument("--executed", type=Path, action="append",
                    help="a folder of executed notebooks (default: SITE/../jupyter_execute and "
                         "SOURCE/_build/jupyter_execute)")
-    p = sub.add_parser("probes", help="print the solution sentences the check looks for")
-    p.add_argument("--source", type=Path, default=ROOT)
+    probes_cmd = sub.add_parser("probes", help="print the solution sentences the check looks for")
+    probes_cmd.add_argument("--source", type=Path, default=ROOT)
     args = ap.parse_args(argv)
 
     if args.cmd == "probes":

@@ -42,29 +42,65 @@ LINK = re.compile(r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(#cite:([pt]):([^\s(),]+
 KEYPREFIX = re.compile(r"^[ \t\"]*:keyprefix:[ \t]*([^\s\"\\]+)", re.M)
 
 
-def read_bib(path: Path = BIB) -> dict[str, tuple[str, str]]:
+#: the start of a BibTeX entry and its key (``@string``, ``@preamble``, ``@comment`` are no entries)
+ENTRY = re.compile(r"^[ \t]*@[ \t]*(?!(?:string|preamble|comment)\b)\w+[ \t]*[{(][ \t]*([^,\s{}()]+)",
+                   re.M | re.I)
+
+
+class BibError(ValueError):
+    """A bibliography that cannot be read: the message names the file and the entry."""
+
+
+def parse_bib(path: Path = BIB):
+    """The entries of the BibTeX file ``path`` (pybtex's ``BibliographyData``).
+
+    A file that cannot be read or parsed is a ``BibError`` naming the file, the entry that
+    could not be read (the first whose key pybtex had not reached) and pybtex's reason.
+    """
+    from pybtex.database.input.bibtex import Parser
+    from pybtex.exceptions import PybtexError
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BibError(f"{path}: cannot read the bibliography ({exc.strerror or exc})") from None
+    parser = Parser()
+    try:
+        return parser.parse_string(text)
+    except PybtexError as exc:
+        # pybtex reads the entries in order: the one it failed on follows those it has read
+        starts = list(ENTRY.finditer(text))
+        done = len(parser.data.entries)
+        failed = starts[done] if done < len(starts) else None
+        where = (f"entry {failed.group(1)!r} (line {text.count(chr(10), 0, failed.start()) + 1})"
+                 if failed else "the text after the last entry")
+        raise BibError(f"{path}: {where} is not valid BibTeX: {exc}") from None
+
+
+def read_bib(path: Path = BIB, et_al: str = "*et al.*") -> dict[str, tuple[str, str]]:
     """Map each BibTeX key to its authors and year as the author-year style cites them.
 
     Authors: the last name of a sole author, "A and B" for two, "A *et al.*" for three or more
-    (LaTeX accents decoded); the year as written.  An entry without an author or a year is an
-    error: the book could not cite it by author and year either.
+    (LaTeX accents decoded; ``et_al`` is the words after the first name, Markdown by default);
+    the year as written.  An entry without an author or a year is an error: the book could not
+    cite it by author and year either.  So is a file that is not valid BibTeX (``BibError``).
     """
-    from pybtex.database import parse_file
     from pybtex.richtext import Text
 
     def last(person) -> str:
         return Text.from_latex(" ".join(person.prelast_names + person.last_names)).render_as("text")
 
-    data = parse_file(str(path), bib_format="bibtex")
+    data = parse_bib(path)
     out: dict[str, tuple[str, str]] = {}
     for key, entry in data.entries.items():
         persons = entry.persons.get("author", [])
         year = entry.fields.get("year", "")
         if not persons or not year:
-            raise ValueError(f"{path}: entry {key!r} needs an author and a year to be cited")
+            raise BibError(f"{path}: entry {key!r} needs an author and a year to be cited")
         names = [last(p) for p in persons]
         who = (names[0] if len(names) == 1 else
-               f"{names[0]} and {names[1]}" if len(names) == 2 else f"{names[0]} *et al.*")
+               f"{names[0]} and {names[1]}" if len(names) == 2 else f"{names[0]} {et_al}")
         out[key] = (who, str(year))
     return out
 

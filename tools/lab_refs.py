@@ -24,12 +24,16 @@ After a change in the numbering: ``make book``, then this tool, then ``make book
 from __future__ import annotations
 
 import argparse
-import html
 import json
 import os
 import re
 import sys
 from pathlib import Path
+
+try:  # imported as tools.lab_refs, or run as tools/lab_refs.py (tools/ on the path)
+    from tools import built_book
+except ImportError:  # pragma: no cover
+    import built_book  # type: ignore[no-redef]  # the same module, run as a script
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -42,35 +46,22 @@ CHAPTER_LINK = re.compile(r"\[Chapter ([0-9]+)\]\(((?:\.\./)*)([\w-]+)\.ipynb\)"
 #: texts the tool owns: a kind and a number, as the book prints them
 NUMBER_TEXT = re.compile(r"^[A-Z][a-z]+ [0-9]+(\.[0-9]+)*$")
 
-_ADMONITION = re.compile(
-    r'<div class="[^"]*\badmonition\b[^"]*" id="([^"]+)">\s*<p class="admonition-title">'
-    r'<span class="caption-number">([^<]+)</span>')
-_SECTION = re.compile(
-    r'<span id="([^"]+)"></span><h[1-6]><span class="section-number">([0-9.]+?)\.? </span>')
-_CHAPTER = re.compile(r'<h1><span class="section-number">([0-9]+)\. </span>')
-
 
 def targets(site: Path = SITE) -> tuple[dict[str, str], dict[str, str]]:
     """What the built book prints for each label and each chapter.
 
     Returns ``(labels, chapters)``: ``labels`` maps a block's or section's label to its number
     text ("Theorem 4.2", "Exercise 4.1", "Section 4.5"), ``chapters`` maps a chapter's file stem
-    to "Chapter 4".  Read from the HTML pages under ``site/book``.
+    to "Chapter 4".  Read from the HTML pages under ``site/book`` (``built_book.Refs``).
     """
-    pages = sorted((Path(site) / "book").glob("*.html"))
+    pages = built_book.chapter_pages(site)
     if not pages:
         raise FileNotFoundError(f"site={site} holds no built pages under book/: run `make book`")
-    labels: dict[str, str] = {}
-    chapters: dict[str, str] = {}
-    for page in pages:
-        text = page.read_text(encoding="utf-8")
-        for label, caption in _ADMONITION.findall(text):
-            labels[label] = html.unescape(caption).strip()
-        for label, number in _SECTION.findall(text):
-            labels.setdefault(label, f"Section {number}")
-        m = _CHAPTER.search(text)
-        if m:
-            chapters[page.stem] = f"Chapter {m.group(1)}"
+    refs = built_book.Refs.from_site(Path(site), pages)
+    labels = {label: refs.number[label] for label in refs.blocks}
+    for label, number in refs.section.items():
+        labels.setdefault(label, f"Section {number}")
+    chapters = {doc.split("/")[-1]: f"Chapter {number}" for doc, number in refs.chapter.items()}
     return labels, chapters
 
 

@@ -176,7 +176,7 @@ def pair_captions(caption: str, times) -> list[str]:
     if not caption or not times:
         return labels
     out = []
-    for label, when in zip(labels, times):
+    for label, when in zip(labels, times, strict=False):
         line = re.sub(r"\bt = [^;,]*", f"t = {when}", caption, count=1)
         if line == caption and f"t = {when}" not in caption:
             line = f"{caption}, t = {when}"
@@ -259,7 +259,8 @@ def shown_models(state: dict, model_name: str) -> int:
         for r in refs(body):
             reach(r, seen)
 
-    hidden, shown = set(), set()
+    hidden: set[str] = set()
+    shown: set[str] = set()
     for model in state.values():
         if model["model_name"] == "StackModel":
             k = model["state"].get("selected_index")
@@ -382,8 +383,8 @@ def prepare_page(page, html_path: Path, mathjax_dir: Path, timeout: float = REND
     except Exception:  # a page without math
         pass
     n = wait_canvases(page, expected, timeout) if expected else 0
-    info = {"page": str(html_path), "renderers": expected, "canvases": n, "pictures": 0,
-            "players": 0, "start": {}, "end": {}}
+    info: dict = {"page": str(html_path), "renderers": expected, "canvases": n, "pictures": 0,
+                  "players": 0, "start": {}, "end": {}}
     if not n:
         return info
     time.sleep(1.0)
@@ -530,7 +531,7 @@ def fit_pictures(page, min_fill: float = MIN_FILL, rounds: int = FIT_ROUNDS
         for _ in range(rounds):
             blocks = page.evaluate(MEASURE_PICTURES)
             original = original or [b["picture"] for b in blocks]
-            for b, h in zip(blocks, original):
+            for b, h in zip(blocks, original, strict=False):
                 b["original"] = h
             plan = shrink_plan(page_layout(page.pdf(**PDF_OPTIONS)), blocks, min_fill)
             if not plan:
@@ -550,7 +551,7 @@ def page_layout(pdf) -> list[dict]:
     and ``marks``, the pictures marked by MARK_PICTURES that begin on it, ``{k: top}`` (fraction
     of the page height from the top)."""
     extents, marks = _read_pages(pdf)
-    return [{"extent": e, "marks": m} for e, m in zip(extents, marks)]
+    return [{"extent": e, "marks": m} for e, m in zip(extents, marks, strict=True)]
 
 
 def shrink_plan(layout: list[dict], blocks: list[dict], min_fill: float = MIN_FILL
@@ -628,11 +629,12 @@ def _rgb(op: bytes, args) -> tuple[float, float, float] | None:
     except (TypeError, ValueError):
         return None
     if op in (b"rg", b"RG") and len(v) == 3:
-        return tuple(v)
+        return v[0], v[1], v[2]
     if op in (b"g", b"G") and len(v) == 1:
         return (v[0],) * 3
     if op in (b"k", b"K") and len(v) == 4:
-        return tuple((1 - c) * (1 - v[3]) for c in v[:3])
+        c, m, y, k = v
+        return (1 - c) * (1 - k), (1 - m) * (1 - k), (1 - y) * (1 - k)
     return None
 
 
@@ -656,7 +658,8 @@ def _read_pages(pdf) -> tuple[list, list[dict]]:
 
     data = pdf if isinstance(pdf, (bytes, bytearray)) else Path(pdf).read_bytes()
     reader = PdfReader(io.BytesIO(data))
-    extents, marks = [], []
+    extents: list[tuple[float, float] | None] = []
+    marks: list[dict] = []
     for page in reader.pages:
         height = float(page.mediabox.height)
         spans: list[tuple[float, float]] = []
@@ -670,7 +673,7 @@ def _read_pages(pdf) -> tuple[list, list[dict]]:
                 spans.append((m[5], m[5] + float(size or 0) * abs(m[3] or 1.0)))
 
         def on_operator(op, args, cm, tm, spans=spans, found=found, state=state,
-                        xobjects=xobjects):
+                        xobjects=xobjects, height=height):
             def ys(points):
                 return [cm[1] * x + cm[3] * y + cm[5] for x, y in points]
 
@@ -684,7 +687,7 @@ def _read_pages(pdf) -> tuple[list, list[dict]]:
                     state["stroke" if COLOR_OPS[op][0] else "fill"] = rgb
             elif op in (b"m", b"l", b"c", b"v", b"y"):
                 v = [float(a) for a in args]
-                state["path"] += ys(list(zip(v[0::2], v[1::2])))
+                state["path"] += ys(list(zip(v[0::2], v[1::2], strict=False)))
             elif op == b"re":
                 x, y, w, h = (float(a) for a in args)
                 state["path"] += ys([(x, y), (x + w, y + h)])

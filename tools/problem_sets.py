@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:           # run as a script: tools/ is on the path, not the root
     sys.path.insert(0, str(ROOT))
 from tools.editions import KEY_BEGIN, KEY_END  # noqa: E402
+from tools.fences import fence_end  # noqa: E402
 
 BOOK = ROOT / "book"
 SPEC = BOOK / "seminar" / "problem_sets.yml"
@@ -88,19 +89,11 @@ class Exercise:
 # reading the chapters
 
 
-def _fence_end(lines: list[str], start: int, fence: str) -> int:
-    """The index of the line closing the fence opened at ``lines[start]``."""
-    char, width = fence[0], len(fence)
-    for k in range(start + 1, len(lines)):
-        s = lines[k].strip()
-        if len(s) >= width and set(s) == {char}:
-            return k
-    raise ValueError(f"the {fence} block opened by {lines[start].strip()!r} is never closed")
-
-
-def directives(text: str, names: tuple[str, ...]) -> list[tuple[str, str, dict, str]]:
+def directives(text: str, names: tuple[str, ...],
+               where: str = "text") -> list[tuple[str, str, dict, str]]:
     """The top-level directives called ``names`` in MyST ``text``: (name, argument, options,
-    body) in order of appearance."""
+    body) in order of appearance.  A block never closed is a ``FenceError`` naming ``where``
+    and the line."""
     lines = text.split("\n")
     out = []
     k = 0
@@ -109,11 +102,11 @@ def directives(text: str, names: tuple[str, ...]) -> list[tuple[str, str, dict, 
         if not m:
             k += 1
             continue
-        end = _fence_end(lines, k, m.group(2))
+        end = fence_end(lines, k, m.group(2), where)
         if m.group(3) in names:
             options, j = {}, k + 1
-            while j < end and OPTION.match(lines[j]):
-                key, value = OPTION.match(lines[j]).groups()
+            while j < end and (option := OPTION.match(lines[j])):
+                key, value = option.groups()
                 options[key] = value
                 j += 1
             out.append((m.group(3), m.group(4), options, "\n".join(lines[j:end]).strip("\n")))
@@ -153,7 +146,7 @@ def chapter_exercises(path: Path) -> list[Exercise]:
     for i, cell in enumerate(cells):
         where = f"{path.name} cell {i}"
         if cell.get("cell_type") == "markdown":
-            for name, arg, options, body in directives(_source(cell), ("exercise", "solution")):
+            for name, arg, options, body in directives(_source(cell), ("exercise", "solution"), where):
                 if name == "exercise":
                     label = options.get("label")
                     if not label:
@@ -164,15 +157,15 @@ def chapter_exercises(path: Path) -> list[Exercise]:
                 else:
                     solutions[arg] = body
         elif STUB_TAG in _tags(cell):
-            ex = last_in_cell.get(i - 1)
-            if ex is None:
+            owner = last_in_cell.get(i - 1)
+            if owner is None:
                 raise ValueError(f"{where}: an {STUB_TAG} cell must follow the markdown cell of "
                                  "its exercise")
             nxt = cells[i + 1] if i + 1 < len(cells) else {}
             if CHECK_TAG not in _tags(nxt):
                 raise ValueError(f"{where}: the stub must be followed by its {CHECK_TAG} cell")
-            ex.stub = _source(cell).strip("\n")
-            ex.check = check_summary(_source(nxt), f"{path.name} cell {i + 1}")
+            owner.stub = _source(cell).strip("\n")
+            owner.check = check_summary(_source(nxt), f"{path.name} cell {i + 1}")
     for ex in found:
         ex.solution = solutions.get(ex.label)
         if ex.solution is None:
@@ -353,6 +346,7 @@ def exercises_section(exercises: list[Exercise], points: dict, chapters: list[st
                               f"{ex.use} · in the chapter: {{ref}}`{ex.label}`"), "",
                     relocate(ex.statement, rel, f"{chapter} {ex.label}")]
             if ex.stub is not None:
+                assert ex.check is not None  # read with the stub (chapter_exercises)
                 out += ["", "The stub:", "", "```python", ex.stub, "```", "",
                         paragraph("What the check verifies (the cell after the stub): "
                                   f"{escape(ex.check)}.")]
@@ -371,6 +365,7 @@ def key_section(exercises: list[Exercise], book: Path, page: Path) -> str:
                      "out."),
            ]
     for ex in exercises:
+        assert ex.solution is not None  # chapter_exercises refuses an exercise without one
         body = relocate(ex.solution, rel, f"{ex.chapter} solution of {ex.label}")
         fence = fence_for(body)
         out += ["", f"**Problem {ex.number}** ({ex.points} points)", "",

@@ -48,7 +48,7 @@ def question_text(number: int, q: dict) -> list[str]:
     """The text2qti lines of the question ``q`` of the bank, numbered ``number``."""
     lines = [f"Title: {q['id']}", f"{number}.  {_text(q['question'])}"]
     if q["type"] == "multiple_choice":
-        for letter, a in zip("abcdefghijklmnopqrstuvwxyz", q["answers"]):
+        for letter, a in zip("abcdefghijklmnopqrstuvwxyz", q["answers"], strict=False):
             mark = "*" if a["correct"] else ""
             lines.append(f"{mark}{letter}) {_text(a['answer'])}")
             lines.append(f"... {_text(a['feedback'])}")

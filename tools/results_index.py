@@ -147,7 +147,7 @@ def read_book(book: Path = BOOK) -> list[Chapter]:
     if not paths:
         raise ValueError(f"no chapter notebooks {CHAPTERS} in {book}")
     chapters = [read_chapter(p) for p in paths]
-    seen = {}
+    seen: dict[str, str] = {}
     for chapter in chapters:
         for result in chapter.results:
             if result.label in seen:

@@ -62,7 +62,8 @@ class PlanError(ValueError):
 # the plan
 
 
-def _need(cond: bool, where: str, what: str) -> None:
+def _need(cond: object, where: str, what: str) -> None:
+    """Raise a ``PlanError`` at ``where`` saying ``what`` unless ``cond`` is true (truthy)."""
     if not cond:
         raise PlanError(f"{where}: {what}")
 
@@ -229,14 +230,15 @@ def _date(value, where: str) -> dt.date:
 def settings(config: dict) -> dict:
     """The ``seminar:`` settings of a parsed ``_config.yml``, checked and typed."""
     raw = config.get("seminar") if isinstance(config, dict) else None
-    _need(isinstance(raw, dict), "_config.yml seminar", "expected a mapping with start, time, time_zone, ...")
+    if not isinstance(raw, dict):
+        raise PlanError("_config.yml seminar: expected a mapping with start, time, time_zone, ...")
     unknown = set(raw) - SETTINGS_KEYS
     _need(not unknown, "_config.yml seminar", f"unknown keys {sorted(unknown)}; "
                                                f"known: {sorted(SETTINGS_KEYS)}")
-    out = {"start": _date(raw.get("start"), "seminar.start")}
+    out: dict = {"start": _date(raw.get("start"), "seminar.start")}
     time = raw.get("time")
-    _need(isinstance(time, str) and re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", time), "seminar.time",
-          f"expected a time written HH:MM (24 hours), got {time!r}")
+    if not (isinstance(time, str) and re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", time)):
+        raise PlanError(f"seminar.time: expected a time written HH:MM (24 hours), got {time!r}")
     out["time"] = dt.time.fromisoformat(time)
     zone = raw.get("time_zone")
     try:
@@ -253,8 +255,9 @@ def settings(config: dict) -> dict:
     _need(isinstance(talks, bool), "seminar.talks", f"expected true or false, got {talks!r}")
     out["talks"] = talks
     grading = raw.get("grading")
-    _need(isinstance(grading, dict) and set(grading) == set(GRADING_KEYS), "seminar.grading",
-          f"expected percentages for {', '.join(GRADING_KEYS)}, got {grading!r}")
+    if not (isinstance(grading, dict) and set(grading) == set(GRADING_KEYS)):
+        raise PlanError(f"seminar.grading: expected percentages for {', '.join(GRADING_KEYS)}, "
+                        f"got {grading!r}")
     for key in GRADING_KEYS:
         _int(grading[key], f"seminar.grading.{key}")
     _need(sum(grading.values()) == 100, "seminar.grading",
@@ -455,7 +458,7 @@ def calendar(plan: dict, conf: dict, url: str = "") -> bytes:
     cal.add("prodid", "-//usaav-edu//seminar plan//EN")
     cal.add("version", "2.0")
     cal.add("x-wr-calname", "Seminar: collapse and its cure")
-    stamp = dt.datetime.combine(conf["start"], dt.time(0, 0), tzinfo=dt.timezone.utc)
+    stamp = dt.datetime.combine(conf["start"], dt.time(0, 0), tzinfo=dt.UTC)
     for s, day in session_dates(plan, conf):
         start = dt.datetime.combine(day, conf["time"], tzinfo=conf["time_zone"])
         event = icalendar.Event()

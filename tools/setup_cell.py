@@ -263,8 +263,8 @@ def cell_source(spec: str) -> str:
                 if COMMIT_FORM.match(ref) else
                 f"# The package's source: its repository at the tag {ref}.")
     elif (wheel and WHEEL_URL.match(wheel["url"]) and SHA256_FORM.match(wheel["sha256"])
-          and WHEEL_NAME.match(wheel["url"].rsplit("/", 1)[1])):
-        version = WHEEL_NAME.match(wheel["url"].rsplit("/", 1)[1])["version"]
+          and (named := WHEEL_NAME.match(wheel["url"].rsplit("/", 1)[1]))):
+        version = named["version"]
         what = (f"# The package's source: the wheel of usaav-edu {version} that the book's\n"
                 f"# site ships, sha256 {wheel['sha256'][:32]}\n"
                 f"# {wheel['sha256'][32:]} (pip checks it before it installs).")
@@ -388,6 +388,8 @@ def update_notebook(path: Path, spec: str, chapter: int | None | str = KEEP) -> 
     set-up cell), None for a page that is not a numbered chapter (no numbering cell), or
     ``KEEP`` (the default) to leave the numbering cell as it is.
     """
+    if isinstance(chapter, str) and chapter != KEEP:
+        raise ValueError(f"chapter must be a chapter's number, None or {KEEP!r}, got {chapter!r}")
     path = Path(path)
     if path.suffix != ".ipynb":
         raise ValueError(f"path must be a .ipynb notebook, got {str(path)!r}")
@@ -399,7 +401,7 @@ def update_notebook(path: Path, spec: str, chapter: int | None | str = KEEP) -> 
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not a notebook (invalid JSON: {e})") from None
     nb = with_setup_cell(nb, spec)
-    if chapter != KEEP:
+    if not isinstance(chapter, str):  # KEEP leaves the numbering cell as it is
         nb = with_numbering_cell(nb, chapter)
     new = dumps(nb)
     if new == old:

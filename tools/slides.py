@@ -31,8 +31,9 @@ pictures the outline asks for.
 
 The outputs come from the book build (``--build``, default ``_build``): its execution cache
 (``.jupyter_cache``) or its executed copy (``jupyter_execute/book/...``) when that copy's code is
-the chapter's current code; otherwise the chapter is executed (with nbclient, in ``book/``,
-storing the widget state).  Bad input stops the run before anything is executed or written, with
+the chapter's current code; otherwise the chapter is executed as the build executes it (with
+nbclient, in ``book/``, in the book's kernel from ``tools/book_kernel/``, storing the widget
+state).  ``built_book`` reads the build.  Bad input stops the run before anything is executed or written, with
 an ``OutlineError`` naming the file, the slide and what was expected: a missing front matter
 key, a slide without a title, an unknown figure name or cell id.
 
@@ -49,7 +50,6 @@ import difflib
 import html
 import json
 import os
-import posixpath
 import re
 import shutil
 import sys
@@ -59,12 +59,15 @@ from pathlib import Path
 
 import nbformat
 
-try:  # run as tools/slides.py (tools/ on the path) or imported as tools.slides
-    import lab_cites
-    from print_pdf import model_refs
-except ImportError:  # pragma: no cover
+try:  # imported as tools.slides, or run as tools/slides.py (tools/ on the path)
     from tools import lab_cites
+    from tools.built_book import Refs, book_refs, doc_name, executed_copy  # noqa: F401 (its API)
     from tools.print_pdf import model_refs
+except ImportError:  # pragma: no cover
+    # the same modules, run as a script
+    import lab_cites  # type: ignore[no-redef]
+    from built_book import Refs, book_refs, doc_name, executed_copy  # type: ignore[no-redef]  # noqa: F401
+    from print_pdf import model_refs  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "slides_template" / "usaav_reveal"
@@ -80,9 +83,7 @@ ROLE = re.compile(r"\{([\w:.-]+)\}`([^`]*)`")
 EQ_LABEL = re.compile(r"(\$\$)\s*\([\w:.-]+\)\s*$")
 CITE_ROLES = {"cite", "cite:p", "cite:t", "cite:ps", "cite:ts", "cite:alp", "cite:empty",
               "cite:author", "cite:year", "cite:yearpar", "cite:label"}
-#: the first line of a directive and its options
-DIRECTIVE_HEAD = re.compile(
-    r"^(`{3,}|:{3,})\{([\w:-]+)\}[ \t]*(.*)\n((?:[ \t]*:[\w-]+:.*\n)*)", re.M)
+
 
 #: a slide's title line: "## Title" (or "# Title" on the first slide)
 TITLE_LINE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -102,6 +103,8 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 #: a widget view is scaled up to fill its room, at most by this factor
 MAX_VIEW_ZOOM = 2.0
+#: the kernel the book build runs the chapters in (``_config.yml``: ``nb_kernel_rgx_aliases``)
+BOOK_KERNEL = "usaav-book"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -109,24 +112,10 @@ MAX_VIEW_ZOOM = 2.0
 
 
 def read_bib(path: Path) -> dict[str, tuple[str, str]]:
-    """Map each BibTeX key of ``path`` to its authors and year as cited: ("Su et al.", "2021")."""
-    labels: dict[str, tuple[str, str]] = {}
-    if not path.is_file():
-        return labels
-    text = path.read_text(encoding="utf-8")
-    for m in re.finditer(r"@\w+\s*\{\s*([^,\s]+)\s*,(.*?)(?=\n@|\Z)", text, re.S):
-        key, body = m.group(1), m.group(2)
-        author = re.search(r"\bauthor\s*=\s*[{\"](.*?)[}\"]\s*,?\s*\n", body, re.S)
-        year = re.search(r"\byear\s*=\s*[{\"]?(\d{4})", body)
-        names = []
-        if author:
-            for a in re.split(r"\s+and\s+", " ".join(author.group(1).split())):
-                a = a.strip("{} ")
-                names.append(a.split(",")[0].strip() if "," in a else a.split()[-1])
-        who = key if not names else names[0] if len(names) == 1 else (
-            f"{names[0]} and {names[1]}" if len(names) == 2 else f"{names[0]} et al.")
-        labels[key] = (who, year.group(1) if year else "")
-    return labels
+    """Map each BibTeX key of ``path`` to its authors and year as cited: ("Su et al.", "2021").
+
+    The book's reader (``lab_cites.read_bib``, pybtex) with "et al." as plain words."""
+    return lab_cites.read_bib(path, et_al="et al.")
 
 
 def cite_text(role: str, keys: list[str], bib: dict, prefix: str = "") -> str:
@@ -149,152 +138,6 @@ def cite_text(role: str, keys: list[str], bib: dict, prefix: str = "") -> str:
         years = ", ".join(y for _, y in parts)
         return f"({years})" if role == "cite:yearpar" else years
     return "(" + "; ".join(f"{w}, {y}" if y else w for w, y in parts) + ")"
-
-
-# ----------------------------------------------------------------------------------------------
-# what the built book shows for each label
-
-
-def _html_text(node) -> str:
-    """The text of an HTML node with its inline math as ``$...$`` (MathJax in the deck)."""
-    text = " ".join(node.get_text(" ").split())
-    text = re.sub(r"\\\(\s*(.*?)\s*\\\)", r"$\1$", text)
-    return text.replace("#", "").strip()
-
-
-class Refs:
-    """Numbers and titles of the book's labelled blocks, sections and pages.
-
-    ``Refs.from_site(site)`` reads them from the built book's HTML, which holds what a reader
-    sees: ``text[label]`` is the text of a reference to ``label`` ("Theorem 4.2", "Exercise
-    21", a section's title), ``number[label]`` and ``title[label]`` the caption number and title
-    of a numbered block, ``pages[doc]`` the title of the page ``doc`` ("book/ch04_rope").
-    ``Refs.from_sources(paths)`` knows only kinds and titles (no numbers): the fallback when the
-    book has not been built.
-    """
-
-    def __init__(self):
-        self.text: dict[str, str] = {}
-        self.number: dict[str, str] = {}
-        self.title: dict[str, str] = {}
-        self.kind: dict[str, str] = {}
-        self.pages: dict[str, str] = {}
-        self.site: Path | None = None
-
-    def __bool__(self):
-        return bool(self.text or self.number or self.title or self.pages)
-
-    @classmethod
-    def from_site(cls, site: Path) -> "Refs":
-        from bs4 import BeautifulSoup
-
-        refs = cls()
-        refs.site = site
-        skip = {"_static", "_sources", "widgets-js", "_images", "mathjax", "genindex"}
-        for page in sorted(site.rglob("*.html")):
-            rel = page.relative_to(site)
-            if skip & set(rel.parts):
-                continue
-            raw = page.read_text(encoding="utf-8", errors="replace")
-            raw = re.sub(r"<script[^>]*>.*?</script>", "", raw, flags=re.S)
-            raw = re.sub(r'(src|href)="data:[^"]*"', r'\1=""', raw)  # inlined pictures
-            body = re.search(r"<article[^>]*>.*</article>", raw, re.S)
-            soup = BeautifulSoup(body.group(0) if body else raw, "html.parser")
-            h1 = soup.find("h1")
-            if h1 is not None:
-                refs.pages[rel.with_suffix("").as_posix()] = _html_text(h1)
-            refs._read_targets(soup)
-            for a in soup.select("a.reference.internal"):
-                href = a.get("href", "")
-                if "#" not in href or a.find_parent(class_="admonition-title") is not None:
-                    continue
-                label = href.split("#", 1)[1]
-                text = _html_text(a)
-                if label and text:
-                    refs.text.setdefault(label, text)
-        return refs
-
-    def _read_targets(self, soup) -> None:
-        for div in soup.select("div.admonition[id]"):
-            title = div.find(class_="admonition-title")
-            num = title.find(class_="caption-number") if title is not None else None
-            if num is None:
-                continue
-            label = div["id"]
-            self.number[label] = " ".join(num.get_text().split())
-            rest = _html_text(title).replace(self.number[label], "", 1).strip()
-            self.title[label] = re.sub(r"^\((.*)\)$", r"\1", rest)
-        for fig in soup.select("figure[id]"):
-            num = fig.find(class_="caption-number")
-            if num is not None:
-                self.number[fig["id"]] = " ".join(num.get_text().split()).rstrip(":").strip()
-            cap = fig.find("figcaption")
-            if cap is not None:
-                text = _html_text(cap)
-                if num is not None:
-                    text = text.replace(" ".join(num.get_text().split()), "", 1).strip(" :")
-                self.title[fig["id"]] = text
-        for span in soup.select("span[id]"):
-            heading = span.find_next_sibling()
-            if heading is not None and re.fullmatch(r"h[1-6]", heading.name or ""):
-                self.title.setdefault(span["id"], _html_text(heading))
-        for sec in soup.select("section[id]"):
-            heading = sec.find(re.compile(r"^h[1-6]$"))
-            if heading is not None:
-                self.title.setdefault(sec["id"], _html_text(heading))
-        for eq in soup.select("div.math[id^=equation-]"):
-            no = eq.find(class_="eqno")
-            if no is not None:
-                self.number[eq["id"][len("equation-"):]] = " ".join(no.get_text().split())
-
-    @classmethod
-    def from_sources(cls, paths) -> "Refs":
-        """Kinds and titles of the labelled blocks and sections of the book's sources."""
-        refs = cls()
-        for path in paths:
-            path = Path(path)
-            if path.suffix == ".ipynb":
-                refs.read_source(nbformat.read(path, as_version=4))
-            else:
-                refs.read_source(path.read_text(encoding="utf-8"))
-        return refs
-
-    def read_source(self, source) -> "Refs":
-        """Add the kinds and titles of the labelled blocks and sections of ``source`` (MyST
-        text, or a notebook whose markdown cells are read)."""
-        if not isinstance(source, str):
-            source = "\n".join(c.source for c in source.cells if c.cell_type == "markdown")
-        for m in DIRECTIVE_HEAD.finditer(source):
-            label = re.search(r":label:\s*(\S+)", m.group(4))
-            if label:
-                self.kind.setdefault(label.group(1), m.group(2).split(":")[-1].capitalize())
-                self.title.setdefault(label.group(1), m.group(3).strip())
-        for m in re.finditer(r"^\(([\w:.-]+)\)=\s*\n+#+\s+(.*)$", source, re.M):
-            self.title.setdefault(m.group(1), m.group(2).strip())
-        return self
-
-    def heading(self, label: str | None, kind: str) -> str:
-        """The number of a labelled block ("Theorem 4.2"), else its kind ("Theorem")."""
-        return self.number.get(label, kind) if label else kind
-
-    def resolve(self, role: str, target: str, doc: str = "") -> str | None:
-        """What the book shows for ``{role}`target```, or None when it is not known."""
-        if role == "doc":
-            here = posixpath.dirname(doc)
-            path = target.lstrip("/") if target.startswith("/") else posixpath.normpath(
-                posixpath.join(here, target))
-            return self.pages.get(path)
-        if role == "eq":
-            num = self.number.get(target)
-            return num if num is None or num.startswith("(") else f"({num})"
-        if target in self.text:
-            return self.text[target]
-        if target in self.number:
-            return self.number[target]
-        if target in self.kind:
-            title = self.title.get(target)
-            return f"{self.kind[target]} ({title})" if title else self.kind[target]
-        return self.title.get(target)
 
 
 class Context:
@@ -704,7 +547,7 @@ def widget_closure(state: dict, roots) -> set[str]:
         stack.extend(links)
 
 
-def _picture_outputs(cell) -> list[tuple[str, object]]:
+def _picture_outputs(cell) -> list[tuple[str, str]]:
     """The pictures among a cell's outputs: ("svg"|"png", data) and ("view", model id)."""
     shown = []
     for out in cell.get("outputs", []):
@@ -732,8 +575,8 @@ def picture_html(picture: Picture, caption: str, nb, ctx: Context, where: str,
     ``caption`` is the outline's (markdown; empty: the book's caption of the figure).  The model
     ids of the widget views are appended to ``views``.  ``nb`` None: a framed placeholder (decks
     made without outputs)."""
-    cell = _cell(nb, picture.cell_id) if nb is not None else None
-    fig = ((cell or {}).get("metadata", {}).get("mystnb") or {}).get("figure") or {}
+    cell: dict = _cell(nb, picture.cell_id) if nb is not None else {}
+    fig = (cell.get("metadata", {}).get("mystnb") or {}).get("figure") or {}
     text = caption.strip() or str(fig.get("caption", "")).strip()
     number = ctx.refs.number.get(picture.figure) if picture.figure else None
     cap = markdown_html(text, ctx, inline=True) if text else ""
@@ -769,7 +612,7 @@ def picture_html(picture: Picture, caption: str, nb, ctx: Context, where: str,
             f"{figcaption}</figure>")
 
 
-def slide_html(slide: Slide, outline: Outline, pictures: dict[str, Picture], notebooks: dict,
+def slide_html(slide: Slide, outline: Outline, pictures: dict[str, Picture], notebooks: dict | None,
                ctx: Context, views: list[str]) -> str:
     """One ``<section>`` of the deck."""
     where = f"{outline.path}: slide {slide.number} ({slide.title!r})"
@@ -885,7 +728,7 @@ def measure_deck(page: str) -> DeckMeasure:
         heading = s.find(re.compile(r"^h[12]$"))
         titled += heading is not None and bool(heading.get_text(strip=True))
         code += s.find("pre") is not None
-        minutes += float(s.get("data-minutes", 0) or 0)
+        minutes += float(str(s.get("data-minutes") or 0))
         shown.append(s.get_text("\n"))
     return DeckMeasure(len(leaves), titled, code, notes, minutes, shown)
 
@@ -895,77 +738,31 @@ def measure_deck(page: str) -> DeckMeasure:
 
 
 def execute(nb, cwd: Path, timeout: int = 600):
-    """Run ``nb`` in ``cwd`` with the python3 kernel, keeping the widget state (for the spheres)."""
+    """Run ``nb`` in ``cwd`` as the book build runs it: in the book's kernel (``BOOK_KERNEL``,
+    from ``tools/book_kernel/``), each cell waiting for all of its output, keeping the widget
+    state (for the spheres)."""
     from nbclient import NotebookClient
 
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(cwd)}}, store_widget_state=True)
-    client.execute()
-    return nb
-
-
-
-def doc_name(path: Path) -> str:
-    """The notebook's path in the book without suffix ("book/ch04_rope")."""
-    path = Path(path).resolve()
     try:
-        return path.relative_to(ROOT).with_suffix("").as_posix()
-    except ValueError:
-        return f"book/{path.stem}"
+        import book_site
+    except ImportError:  # pragma: no cover
+        from tools import book_site
 
-
-def executed_copy(path: Path, build: Path | None):
-    """The notebook ``path`` with the outputs the book build gave it, or None.
-
-    ``build`` is the book's build folder (``_build``).  The outputs come from the build's
-    execution cache (``.jupyter_cache``, matched on the notebook's code) or else from its
-    executed copy (``jupyter_execute/book/...``) when that copy's code is the notebook's and
-    every code cell of it ran."""
-    if build is None:
-        return None
-    build = Path(build)
-    nb = nbformat.read(path, as_version=4)
-    if (build / ".jupyter_cache").is_dir():
-        try:
-            from jupyter_cache import get_cache
-
-            _, merged = get_cache(build / ".jupyter_cache").merge_match_into_notebook(nb)
-            return merged
-        except (ImportError, KeyError):
-            pass
-    copy_path = build / "jupyter_execute" / f"{doc_name(path)}.ipynb"
-    if not copy_path.is_file():
-        return None
-    done = nbformat.read(copy_path, as_version=4)
-
-    def code(book):
-        return [c.source for c in book.cells if c.cell_type == "code"]
-
-    if code(nb) != code(done):
-        return None
-    if any(c.get("execution_count") is None for c in done.cells
-           if c.cell_type == "code" and "remove-cell" not in c.metadata.get("tags", [])):
-        return None  # a copy that was not run (or only partly)
-    # the prose is the notebook's own (the copy may be older in its prose only)
-    prose = [c for c in nb.cells if c.cell_type == "markdown"]
-    mine = [c for c in done.cells if c.cell_type == "markdown"]
-    if len(prose) != len(mine):
-        return None
-    for c, src in zip(mine, prose):
-        c.source = src.source
-    return done
-
-
-
-def book_refs(site: Path | None) -> Refs:
-    """References as the built book at ``site`` shows them; from the sources (kinds and titles,
-    no numbers) when there is no built book."""
-    if site is not None and (Path(site) / "book").is_dir():
-        refs = Refs.from_site(Path(site))
-        if refs:
-            return refs
-    sources = sorted((ROOT / "book").rglob("*.ipynb")) + sorted((ROOT / "book").rglob("*.md"))
-    return Refs.from_sources(p for p in sources if ".ipynb_checkpoints" not in p.parts)
+    before = os.environ.get("JUPYTER_PATH")
+    os.environ["JUPYTER_PATH"] = book_site.with_book_kernels()
+    try:
+        client = NotebookClient(nb, timeout=timeout, kernel_name=BOOK_KERNEL,
+                                resources={"metadata": {"path": str(cwd)}},
+                                store_widget_state=True,
+                                iopub_timeout=book_site.IOPUB_TIMEOUT_S,
+                                raise_on_iopub_timeout=True)
+        client.execute()
+    finally:
+        if before is None:
+            os.environ.pop("JUPYTER_PATH", None)
+        else:
+            os.environ["JUPYTER_PATH"] = before
+    return nb
 
 
 def copy_libs(out_dir: Path, node_modules: Path, widget_js: Path) -> None:
@@ -976,7 +773,7 @@ def copy_libs(out_dir: Path, node_modules: Path, widget_js: Path) -> None:
         "mathjax": node_modules / "mathjax" / "es5",
         "widgets-js": widget_js,
     }
-    for name, src in sources.items():
+    for src in sources.values():
         if not src.is_dir():
             raise SystemExit(f"{src} is missing: run `make widget-js` (npm ci) first")
     for name, src in sources.items():
@@ -1075,9 +872,9 @@ def main(argv=None) -> int:
             if name not in executed:
                 executed[name] = executed_chapter(chapters[name], args.build,
                                                   run=not args.no_execute)
-        notebooks = {n: executed[n] for n in needed}
-        if any(nb is None for nb in notebooks.values()):
-            notebooks = None  # --no-execute and no build outputs: placeholders
+        # --no-execute and no build outputs: placeholders
+        notebooks = (None if any(executed[n] is None for n in needed)
+                     else {n: executed[n] for n in needed})
         ctx = Context(bib=bib, refs=refs, doc=f"book/{outline.meta['chapter']}")
         try:
             page = deck_html(outline, notebooks, ctx, book=book)
