@@ -33,6 +33,7 @@ import nbformat
 import pytest
 import yaml
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -443,26 +444,56 @@ def test_with_a_repository_url_pages_link_it_and_launch_binder_colab_jupyterhub(
     assert REPO in _links(site / "book" / "intro.html")  # every page links the repository
 
 
-def test_binder_environment_installs_the_pinned_requirements_and_the_package():
-    req = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
-    included = [line.split(None, 1)[1] for line in req if line.startswith("-r ")]
-    assert included and all((ROOT / "binder" / p).resolve() == ROOT / "requirements.txt" for p in included)
-    post = ROOT / "binder" / "postBuild"
-    assert os.access(post, os.X_OK)
-    assert "pip install --no-deps ." in post.read_text()
-
-
 # ---------------------------------------------------------------------------------------------
 # the wheel
 
 
-def _pins() -> dict[str, Version]:
+def _pins(path: Path = ROOT / "requirements.txt") -> dict[str, Version]:
     pins = {}
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
-        if "==" in line:
+    for line in path.read_text().splitlines():
+        if "==" in line and not line.startswith("#"):
             name, v = line.split("==")
-            pins[name.strip().lower().replace("_", "-")] = Version(v.strip())
+            pins[canonicalize_name(name.strip())] = Version(v.strip())
     return pins
+
+
+def _project() -> dict:
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+CORE = {"numpy", "numba", "llvmlite", "tqdm"}
+# the extras of the wheel test's environment are absent there: these must not import
+NOT_CORE = ("dask", "distributed", "xarray", "zarr", "ipywidgets", "pythreejs", "matplotlib", "jupyterquiz")
+# setuptools is not pinned: it is the one the virtual environment brings (`make requirements`)
+UNPINNED = {"setuptools"}
+
+
+def _closure(requirements: list[str]) -> set[str]:
+    """The distributions that installing ``requirements`` brings, read from the metadata of the
+    installed distributions (the tests run in the environment of requirements.txt); the
+    package's own extras (``usaav-edu[widgets]``) are read from pyproject.toml."""
+    from importlib import metadata
+
+    extras = _project()["optional-dependencies"]
+    found, done = set(), set()
+    todo = [Requirement(r) for r in requirements]
+    while todo:
+        req = todo.pop()
+        name = canonicalize_name(req.name)
+        if (name, frozenset(req.extras)) in done:
+            continue
+        done.add((name, frozenset(req.extras)))
+        if name == "usaav-edu":
+            todo += [Requirement(r) for extra in req.extras for r in extras[extra]]
+            continue
+        found.add(name)
+        for text in metadata.requires(name) or []:
+            r = Requirement(text)
+            if r.marker is None or any(r.marker.evaluate({"extra": e}) for e in {"", *req.extras}):
+                todo.append(r)
+    return found
 
 
 # module imported by the package -> the distribution that provides it
@@ -480,17 +511,68 @@ def _third_party_imports() -> set[str]:
     return {m for m in mods if m not in sys.stdlib_module_names and m not in ("usaav_edu", "__future__")}
 
 
-def test_declared_dependencies_cover_the_imports_and_contain_the_pinned_versions():
-    import tomllib
-
-    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    reqs = {Requirement(r).name.lower(): Requirement(r) for r in meta["dependencies"]}
+def test_declared_dependencies_are_the_core_and_extras_and_contain_the_pinned_versions():
+    meta = _project()
+    core = {canonicalize_name(Requirement(r).name): Requirement(r) for r in meta["dependencies"]}
+    assert set(core) == CORE
+    extras = meta["optional-dependencies"]
+    assert {"widgets", "sweep", "all", "lab", "book", "dev"} <= set(extras)
+    run_time = {canonicalize_name(Requirement(r).name) for e in ("widgets", "sweep") for r in extras[e]}
     needed = {DISTRIBUTION_OF.get(m, m) for m in _third_party_imports()}
-    assert needed - set(reqs) == set(), "imported but not declared"
+    assert needed - CORE - run_time == set(), "imported by the package but in no run-time extra"
+    assert run_time >= {"ipywidgets", "pythreejs", "matplotlib", "jupyterquiz", "dask", "distributed",
+                        "xarray", "zarr"}
     pins = _pins()
-    for name, req in reqs.items():
-        assert req.specifier.contains(pins[name]), f"{req} excludes the tested {name}=={pins[name]}"
+    for text in [*meta["dependencies"], *(r for e in extras.values() for r in e)]:
+        req = Requirement(text)
+        if req.name == "usaav-edu":
+            assert req.extras <= set(extras), text
+            continue
+        pin = pins[canonicalize_name(req.name)]
+        assert req.specifier.contains(pin), f"{req} excludes the tested {req.name}=={pin}"
+    # Jupyter Book 2 does not render the saved widget state: the book stays on version 1
+    book = next(Requirement(r) for r in extras["book"] if Requirement(r).name == "jupyter-book")
+    assert not book.specifier.contains("2.0.0") and book.specifier.contains(pins["jupyter-book"])
     assert meta["scripts"]["usaav-edu"] == "usaav_edu.cli:main"
+
+
+def test_requirements_pin_exactly_what_pyproject_declares():
+    """requirements.txt is what `make requirements` writes: every distribution that the package
+    with all its extras brings, each at the version installed here, and nothing else."""
+    text = (ROOT / "requirements.txt").read_text()
+    assert text.startswith("# This file was autogenerated by uv via the following command:\n"
+                           "#    make requirements\n")
+    pins = _pins()
+    meta = _project()
+    wanted = _closure([*meta["dependencies"], f"usaav-edu[{','.join(meta['optional-dependencies'])}]"])
+    assert set(pins) - wanted == set(), "pinned, but nothing in pyproject.toml needs it"
+    assert wanted - UNPINNED - set(pins) == set(), "needed by pyproject.toml, but not pinned"
+    from importlib import metadata
+
+    for name, version in pins.items():
+        assert Version(metadata.version(name)) == version, f"{name}: this environment is not requirements.txt's"
+    recipe = (ROOT / "Makefile").read_text().split("\nrequirements:", 1)[1].split("\n\n", 1)[0]
+    assert "$(UV_COMPILE) --all-extras --output-file requirements.txt" in recipe
+
+
+def test_binder_installs_what_the_chapters_import_at_the_same_pins():
+    binder = _pins(ROOT / "binder" / "requirements.txt")
+    pins = _pins()
+    assert {n: v for n, v in binder.items() if pins.get(n) != v} == {}, "not at requirements.txt's pins"
+    meta = _project()
+    wanted = _closure([*meta["dependencies"], "usaav-edu[all,lab]"]) - UNPINNED
+    assert set(binder) - wanted == set(), "Binder installs what the chapters do not need"
+    assert wanted - set(binder) == set(), "the chapters need it, Binder does not install it"
+    assert {"numba", "ipywidgets", "pythreejs", "jupyterquiz", "dask", "zarr", "jupyterlab-myst"} <= set(binder)
+    assert not {"jupyter-book", "sphinx", "playwright", "pytest", "nbval"} & set(binder)
+    assert (ROOT / "binder" / "requirements.txt").read_text().startswith(
+        "# This file was autogenerated by uv via the following command:\n#    make requirements\n")
+    recipe = (ROOT / "Makefile").read_text().split("\nrequirements:", 1)[1].split("\n\n", 1)[0]
+    assert ("--extra all --extra lab --constraint requirements.txt --output-file binder/requirements.txt"
+            in recipe)
+    post = ROOT / "binder" / "postBuild"
+    assert os.access(post, os.X_OK)
+    assert "pip install --no-deps ." in post.read_text()
 
 
 @pytest.fixture(scope="module")
