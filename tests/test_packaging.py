@@ -8,10 +8,16 @@
 * The repository URL (_config.yml, tools/book_launch.py): a tiny book built with the book's own
   settings has no repository link and no launch buttons while the URL is empty, and has the
   repository link and the Binder, Colab and JupyterHub buttons once it is set.
-* The wheel: ``python -m build`` makes an sdist and a wheel from a copy of the sources; the wheel's
-  declared dependencies cover every module the package imports; in a fresh virtual environment,
-  ``pip install`` of the wheel alone gives a working ``usaav-edu simulate`` and
-  ``usaav_edu.widgets``, and a chapter, copied alone into an empty folder, executes top to bottom.
+* The dependencies: the core (numpy, numba, llvmlite, tqdm) and the extras in pyproject.toml cover
+  every module the package imports and contain the pinned versions; requirements.txt pins exactly
+  what they bring (as `make requirements` writes it), Binder's file what the chapters need, at
+  the same pins.
+* The wheel: ``python -m build`` makes an sdist and a wheel from a copy of the sources; in a fresh
+  virtual environment, ``pip install`` of the wheel alone (the core, at the pins) gives a working
+  ``usaav-edu simulate`` and ``simulate`` with no dask, ipywidgets or matplotlib installed, and
+  names the extra that a sweep, the widgets, the figures or the quizzes need; with the widgets
+  extra ``usaav_edu.widgets`` imports and a chapter, copied alone into an empty folder, executes
+  top to bottom.
 """
 from __future__ import annotations
 
@@ -44,7 +50,7 @@ import setup_cell  # noqa: E402
 CHAPTER = "ch03_conditional_dirac"  # a chapter that runs in seconds
 REPO = "https://github.com/someone/usaav-edu"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
-PINNED = f"usaav-edu @ git+{REPO}@{COMMIT}"
+PINNED = f"usaav-edu[all] @ git+{REPO}@{COMMIT}"
 
 
 def _nb(cells, minor=5) -> dict:
@@ -155,9 +161,9 @@ def test_setup_cell_writes_in_place_without_leaving_temporary_files(chapter_copy
 
 def test_setup_cell_refuses_bad_input(tmp_path):
     with pytest.raises(ValueError, match="spec"):
-        setup_cell.cell_source(f'usaav-edu @ git+{REPO}@{COMMIT}"; rm -rf ~; echo "')
+        setup_cell.cell_source(f'usaav-edu[all] @ git+{REPO}@{COMMIT}"; rm -rf ~; echo "')
     with pytest.raises(ValueError, match="url"):
-        setup_cell.cell_source(f"usaav-edu @ git+https://example.org/$(whoami)/x@{COMMIT}")
+        setup_cell.cell_source(f"usaav-edu[all] @ git+https://example.org/$(whoami)/x@{COMMIT}")
     with pytest.raises(ValueError, match="url"):
         setup_cell.install_spec("git@github.com:someone/usaav-edu", COMMIT)
     with pytest.raises(ValueError, match="nbformat 4"):
@@ -201,8 +207,8 @@ def test_setup_cell_refuses_an_unpinned_repository(source, chapter_copy):
 
 def test_setup_cell_takes_a_pinned_commit_or_tag():
     assert setup_cell.source_spec(f"git+{REPO}@{COMMIT}") == PINNED
-    assert setup_cell.source_spec(f"git+{REPO}/@v0.1.0") == f"usaav-edu @ git+{REPO}@v0.1.0"
-    assert setup_cell.source_spec(f"git+{REPO}@1.2rc1") == f"usaav-edu @ git+{REPO}@1.2rc1"
+    assert setup_cell.source_spec(f"git+{REPO}/@v0.1.0") == f"usaav-edu[all] @ git+{REPO}@v0.1.0"
+    assert setup_cell.source_spec(f"git+{REPO}@1.2rc1") == f"usaav-edu[all] @ git+{REPO}@1.2rc1"
 
 
 class _Shell:
@@ -265,13 +271,13 @@ def test_setup_cell_does_nothing_where_the_package_imports(monkeypatch):
 
 def test_setup_cell_installs_exactly_the_pinned_commit_where_the_package_is_missing(monkeypatch):
     magics, enabled = _run_cell(PINNED, monkeypatch, installed=False, installs=True)
-    assert magics == [("pip", f'install --quiet "usaav-edu @ git+{REPO}@{COMMIT}"')]
+    assert magics == [("pip", f'install --quiet "usaav-edu[all] @ git+{REPO}@{COMMIT}"')]
     assert enabled == []
 
 
 def test_setup_cell_stops_when_the_pinned_install_fails(monkeypatch):
     # %pip does not raise when pip fails: the cell checks that the package now imports
-    with pytest.raises(RuntimeError, match="did not install from usaav-edu @ git"):
+    with pytest.raises(RuntimeError, match=r"did not install from usaav-edu\[all\] @ git"):
         _run_cell(PINNED, monkeypatch, installed=False, installs=False)
 
 
@@ -290,7 +296,7 @@ def test_setup_cell_installs_a_shipped_wheel_checked_by_its_sha256(tmp_path, mon
     url = "https://someone.github.io/usaav-edu/usaav_edu-0.1.0-py3-none-any.whl"
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
     spec = setup_cell.source_spec(str(wheel), url)
-    assert spec == f"usaav-edu @ {url}#sha256={digest}"
+    assert spec == f"usaav-edu[all] @ {url}#sha256={digest}"
     code = setup_cell.cell_source(spec)
     assert "usaav-edu 0.1.0" in code and digest[:32] in code and digest[32:] in code
     magics, _ = _run_cell(spec, monkeypatch, installed=False, installs=True)
@@ -300,7 +306,7 @@ def test_setup_cell_installs_a_shipped_wheel_checked_by_its_sha256(tmp_path, mon
     with pytest.raises(ValueError, match="wheel_url"):
         setup_cell.source_spec(str(wheel), url.replace("0.1.0", "0.2.0"))
     with pytest.raises(ValueError, match="spec must pin"):
-        setup_cell.cell_source(f"usaav-edu @ {url}")  # no sha256
+        setup_cell.cell_source(f"usaav-edu[all] @ {url}")  # no sha256
     other = tmp_path / "numpy-2.0.0-py3-none-any.whl"
     other.write_bytes(b"x")
     with pytest.raises(ValueError, match="usaav_edu wheel"):
@@ -601,41 +607,95 @@ def test_build_makes_an_sdist_and_a_wheel_with_every_module(dist):
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "usaav_edu").rglob("*.py")}
     assert modules - names == set()
     assert meta["Name"] == "usaav-edu"
-    # what `pip install <wheel>` brings: requirements without an extra's marker
-    declared = {r.name.lower() for r in map(Requirement, meta.get_all("Requires-Dist")) if r.marker is None}
-    assert {"numpy", "numba", "ipywidgets", "pythreejs", "matplotlib"} <= declared
+    # what `pip install <wheel>` brings: requirements without an extra's marker; the rest by extra
+    requires = list(map(Requirement, meta.get_all("Requires-Dist")))
+    assert {canonicalize_name(r.name) for r in requires if r.marker is None} == CORE
+    assert {"widgets", "sweep", "all", "lab", "book", "dev"} <= set(meta.get_all("Provides-Extra"))
+    widgets = {r.name for r in requires if r.marker is not None and r.marker.evaluate({"extra": "widgets"})}
+    assert {"ipywidgets", "pythreejs", "matplotlib", "jupyterquiz"} <= widgets
     assert "usaav-edu = usaav_edu.cli:main" in entry
 
 
+CORE_RUN = """\
+import importlib.util, json, sys
+import numpy as np
+import usaav_edu as ue
+
+report = {"installed": [m for m in sys.argv[1:] if importlib.util.find_spec(m) is not None],
+          "where": ue.__file__}
+traj = ue.simulate(ue.models.usa(1.0), ue.sphere.uniform(8, 3, seed=0), t_max=1.0)
+report["shape"] = list(traj.x.shape)
+report["on the sphere"] = bool(np.allclose(np.linalg.norm(traj.x, axis=-1), 1.0))
+report["imported"] = sorted({m.split(".")[0] for m in sys.modules} & set(sys.argv[1:]))
+for name, call in [("sweep", lambda: ue.sweep("usa", {"beta": [1.0]}, t_max=1.0)),
+                   ("widgets", lambda: importlib.import_module("usaav_edu.widgets")),
+                   ("figures", lambda: importlib.import_module("usaav_edu.figures")),
+                   ("quizzes", lambda: ue.quizzes.render(1))]:
+    try:
+        call()
+        report[name] = "ran"
+    except ModuleNotFoundError as e:
+        report[name] = str(e)
+print(json.dumps(report))
+"""
+
+
+def _pip_install(venv: Path, env: dict, *requirements: str) -> None:
+    """``pip install`` into ``venv``, at requirements.txt's pins."""
+    r = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                        "--constraint", str(ROOT / "requirements.txt"), *requirements],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+
 @pytest.fixture(scope="module")
-def fresh_venv(dist, tmp_path_factory) -> tuple[Path, dict]:
-    """A new virtual environment with the wheel installed, and nothing else but its dependencies."""
-    venv = tmp_path_factory.mktemp("venv") / "env"
+def fresh_venv(dist, tmp_path_factory) -> types.SimpleNamespace:
+    """A new virtual environment with the wheel alone, its core dependencies (numpy, numba,
+    llvmlite, tqdm) at the pins: the ``usaav-edu simulate`` command and :data:`CORE_RUN` are run
+    there; then the widgets extra is added, and a kernel and a runner (Jupyter brings these), as
+    for a reader who downloads a chapter.  (One environment, so the kernels compile once.)"""
+    root = tmp_path_factory.mktemp("venv")
+    venv = root / "env"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     env = {k: v for k, v in os.environ.items()
            if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     wheel = next(dist.glob("*.whl"))
-    r = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    return venv, env
+    _pip_install(venv, env, str(wheel))
+    out = root / "run.npz"
+    cli = subprocess.run([str(venv / "bin" / "usaav-edu"), "simulate", "--n", "8", "--tau", "1",
+                          "--out", str(out)], cwd=root, capture_output=True, text=True, env=env)
+    core = subprocess.run([str(venv / "bin" / "python"), "-c", CORE_RUN, *NOT_CORE],
+                          cwd=root, capture_output=True, text=True, env=env)
+    _pip_install(venv, env, f"{wheel}[widgets]", "nbclient", "ipykernel")
+    return types.SimpleNamespace(venv=venv, env=env, cli=cli, out=out, core=core)
 
 
-def test_cli_simulates_from_the_installed_wheel(fresh_venv, tmp_path):
-    venv, env = fresh_venv
-    out = tmp_path / "run.npz"
-    r = subprocess.run([str(venv / "bin" / "usaav-edu"), "simulate", "--n", "8", "--tau", "1",
-                        "--out", str(out)], cwd=tmp_path, capture_output=True, text=True, env=env)
+def test_cli_simulates_from_the_installed_wheel(fresh_venv):
+    r = fresh_venv.cli  # with the core dependencies only
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     import usaav_edu as ue
 
-    traj = ue.Trajectory.load(out)  # checks shapes and that every row is on the sphere
+    traj = ue.Trajectory.load(fresh_venv.out)  # checks shapes and that every row is on the sphere
     assert traj.x.shape[1:] == (8, 3) and traj.t[-1] == pytest.approx(1.0)
 
 
-def test_widgets_import_from_the_installed_wheel(fresh_venv, tmp_path):
-    venv, env = fresh_venv
+def test_the_core_install_simulates_and_names_the_extra_a_missing_part_needs(fresh_venv):
+    r = fresh_venv.core
+    assert r.returncode == 0, r.stderr[-3000:]
+    report = json.loads(r.stdout.strip().splitlines()[-1])
+    assert report["installed"] == [] and report["imported"] == []  # no dask, ipywidgets, matplotlib
+    assert Path(report["where"]).is_relative_to(fresh_venv.venv)  # the installed copy
+    assert report["shape"] == [101, 8, 3] and report["on the sphere"]
+    assert report["sweep"].startswith("usaav_edu.sweep needs dask, distributed, xarray, zarr")
+    assert report["sweep"].endswith('pip install "usaav-edu[sweep]"')
+    for part in ("widgets", "figures", "quizzes"):
+        assert f"usaav_edu.{part} needs " in report[part], report[part]
+        assert report[part].endswith('pip install "usaav-edu[widgets]"'), report[part]
+
+
+def test_widgets_import_from_the_installed_wheel_with_its_extra(fresh_venv, tmp_path):
+    venv, env = fresh_venv.venv, fresh_venv.env
     r = subprocess.run([str(venv / "bin" / "python"), "-c",
                         "import usaav_edu, usaav_edu.widgets as w; w.TrajectoryPlayer; "
                         "print(usaav_edu.__file__)"],
@@ -655,13 +715,7 @@ def _downloadable_chapter() -> Path:
 
 
 def test_a_downloaded_chapter_runs_top_to_bottom_in_the_fresh_environment(fresh_venv, tmp_path):
-    venv, env = fresh_venv
-    # a kernel and a runner: Jupyter brings these; the chapter needs nothing else besides the wheel
-    pins = _pins()
-    r = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                        f"nbclient=={pins['nbclient']}", f"ipykernel=={pins['ipykernel']}"],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    venv, env = fresh_venv.venv, fresh_venv.env
     nb = tmp_path / f"{CHAPTER}.ipynb"
     shutil.copy(_downloadable_chapter(), nb)
     # the chapter starts with its set-up cell (written here if the chapter has none yet): in a real
