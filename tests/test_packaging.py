@@ -542,6 +542,25 @@ def test_declared_dependencies_are_the_core_and_extras_and_contain_the_pinned_ve
     assert meta["scripts"]["usaav-edu"] == "usaav_edu.cli:main"
 
 
+def test_a_part_whose_extra_is_missing_names_the_extra(monkeypatch):
+    from usaav_edu import _validate
+    import usaav_edu as ue
+
+    _validate.require_extra("sweep", "numpy", what="a thing")  # installed: nothing said
+    with pytest.raises(ModuleNotFoundError, match=r'a thing needs no_such_module_1, no_such_module_2, '
+                                                  r'which are not installed: pip install "usaav-edu\[sweep\]"'):
+        _validate.require_extra("sweep", "numpy", "no_such_module_1", "no_such_module_2", what="a thing")
+    monkeypatch.setitem(sys.modules, "zarr", None)  # as if it were not installed
+    with pytest.raises(ModuleNotFoundError, match=r'usaav_edu.sweep needs zarr, which is not installed: '
+                                                  r'pip install "usaav-edu\[sweep\]"') as e:
+        ue.sweep("usa", {"beta": [1.0]}, t_max=1.0)
+    assert e.value.name == "zarr"
+    monkeypatch.setitem(sys.modules, "jupyterquiz", None)
+    with pytest.raises(ModuleNotFoundError, match=r'usaav_edu.quizzes needs jupyterquiz.*usaav-edu\[widgets\]'):
+        ue.quizzes.render(1)
+    assert ue.quizzes.questions(1)  # the questions load without it
+
+
 def test_requirements_pin_exactly_what_pyproject_declares():
     """requirements.txt is what `make requirements` writes: every distribution that the package
     with all its extras brings, each at the version installed here, and nothing else."""
