@@ -22,7 +22,7 @@ CHROMIUM := /usr/bin/chromium
 # (Set on those commands only: the unit tests and nbval run the widgets as in a live kernel.)
 STATIC_PAGE := USAAV_EDU_STATIC_PAGE=1
 
-.PHONY: book test lab bench venv clean widget-js chromium book-student slides pdf site setup-cells
+.PHONY: book test lab bench venv requirements clean widget-js chromium book-student slides pdf site setup-cells
 
 venv: $(VENV)/.installed
 
@@ -32,6 +32,18 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
+
+# requirements.txt, the pinned environment of `make venv` (the tests, the book, the site), and
+# binder/requirements.txt, what the chapters import (the package's core and its extras all and lab:
+# no jupyter-book, playwright or pytest), are written by uv from pyproject.toml's dependencies and
+# extras; run this after changing them.  A version pinned already stays: uv keeps the pins of the
+# file it rewrites (delete a line, or pass UPGRADE="--upgrade-package NAME", to move one), and
+# Binder's are taken from requirements.txt.  setuptools is the one the virtual environment brings.
+UV_COMPILE = $(VENV)/bin/uv pip compile pyproject.toml --python $(PY) --no-annotate \
+	--no-emit-package setuptools --custom-compile-command "make requirements" $(UPGRADE)
+requirements: venv
+	$(UV_COMPILE) --all-extras --output-file requirements.txt
+	$(UV_COMPILE) --extra all --extra lab --constraint requirements.txt --output-file binder/requirements.txt
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund

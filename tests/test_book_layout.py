@@ -151,9 +151,9 @@ def test_the_set_up_cell_fits():
     finally:
         sys.path.remove(str(ROOT / "tools"))
     url = "https://a-long-owner-name.github.io/usaav-edu"
-    for spec in ("", "usaav-edu @ git+https://github.com/owner/usaav-edu@" + "0" * 40,
-                 "usaav-edu @ git+https://github.com/owner/usaav-edu@v0.10.2rc1",
-                 f"usaav-edu @ {url}/usaav_edu-0.1.0-py3-none-any.whl#sha256=" + "f" * 64):
+    for spec in ("", "usaav-edu[all] @ git+https://github.com/owner/usaav-edu@" + "0" * 40,
+                 "usaav-edu[all] @ git+https://github.com/owner/usaav-edu@v0.10.2rc1",
+                 f"usaav-edu[all] @ {url}/usaav_edu-0.1.0-py3-none-any.whl#sha256=" + "f" * 64):
         cell = setup_cell.cell_source(spec)
         bad = [(k, len(s)) for k, s in enumerate(cell.split("\n"), start=1) if len(s) > MAX_CODE]
         assert not bad, (f"tools/setup_cell.py: lines (number, length) {bad} of the set-up cell "

@@ -8,10 +8,16 @@
 * The repository URL (_config.yml, tools/book_launch.py): a tiny book built with the book's own
   settings has no repository link and no launch buttons while the URL is empty, and has the
   repository link and the Binder, Colab and JupyterHub buttons once it is set.
-* The wheel: ``python -m build`` makes an sdist and a wheel from a copy of the sources; the wheel's
-  declared dependencies cover every module the package imports; in a fresh virtual environment,
-  ``pip install`` of the wheel alone gives a working ``usaav-edu simulate`` and
-  ``usaav_edu.widgets``, and a chapter, copied alone into an empty folder, executes top to bottom.
+* The dependencies: the core (numpy, numba, llvmlite, tqdm) and the extras in pyproject.toml cover
+  every module the package imports and contain the pinned versions; requirements.txt pins exactly
+  what they bring (as `make requirements` writes it), Binder's file what the chapters need, at
+  the same pins.
+* The wheel: ``python -m build`` makes an sdist and a wheel from a copy of the sources; in a fresh
+  virtual environment, ``pip install`` of the wheel alone (the core, at the pins) gives a working
+  ``usaav-edu simulate`` and ``simulate`` with no dask, ipywidgets or matplotlib installed, and
+  names the extra that a sweep, the widgets, the figures or the quizzes need; with the widgets
+  extra ``usaav_edu.widgets`` imports and a chapter, copied alone into an empty folder, executes
+  top to bottom.
 """
 from __future__ import annotations
 
@@ -33,6 +39,7 @@ import nbformat
 import pytest
 import yaml
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +50,7 @@ import setup_cell  # noqa: E402
 CHAPTER = "ch03_conditional_dirac"  # a chapter that runs in seconds
 REPO = "https://github.com/someone/usaav-edu"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
-PINNED = f"usaav-edu @ git+{REPO}@{COMMIT}"
+PINNED = f"usaav-edu[all] @ git+{REPO}@{COMMIT}"
 
 
 def _nb(cells, minor=5) -> dict:
@@ -154,9 +161,9 @@ def test_setup_cell_writes_in_place_without_leaving_temporary_files(chapter_copy
 
 def test_setup_cell_refuses_bad_input(tmp_path):
     with pytest.raises(ValueError, match="spec"):
-        setup_cell.cell_source(f'usaav-edu @ git+{REPO}@{COMMIT}"; rm -rf ~; echo "')
+        setup_cell.cell_source(f'usaav-edu[all] @ git+{REPO}@{COMMIT}"; rm -rf ~; echo "')
     with pytest.raises(ValueError, match="url"):
-        setup_cell.cell_source(f"usaav-edu @ git+https://example.org/$(whoami)/x@{COMMIT}")
+        setup_cell.cell_source(f"usaav-edu[all] @ git+https://example.org/$(whoami)/x@{COMMIT}")
     with pytest.raises(ValueError, match="url"):
         setup_cell.install_spec("git@github.com:someone/usaav-edu", COMMIT)
     with pytest.raises(ValueError, match="nbformat 4"):
@@ -202,8 +209,8 @@ def test_setup_cell_refuses_an_unpinned_repository(source, chapter_copy):
 
 def test_setup_cell_takes_a_pinned_commit_or_tag():
     assert setup_cell.source_spec(f"git+{REPO}@{COMMIT}") == PINNED
-    assert setup_cell.source_spec(f"git+{REPO}/@v0.1.0") == f"usaav-edu @ git+{REPO}@v0.1.0"
-    assert setup_cell.source_spec(f"git+{REPO}@1.2rc1") == f"usaav-edu @ git+{REPO}@1.2rc1"
+    assert setup_cell.source_spec(f"git+{REPO}/@v0.1.0") == f"usaav-edu[all] @ git+{REPO}@v0.1.0"
+    assert setup_cell.source_spec(f"git+{REPO}@1.2rc1") == f"usaav-edu[all] @ git+{REPO}@1.2rc1"
 
 
 class _Shell:
@@ -266,13 +273,13 @@ def test_setup_cell_does_nothing_where_the_package_imports(monkeypatch):
 
 def test_setup_cell_installs_exactly_the_pinned_commit_where_the_package_is_missing(monkeypatch):
     magics, enabled = _run_cell(PINNED, monkeypatch, installed=False, installs=True)
-    assert magics == [("pip", f'install --quiet "usaav-edu @ git+{REPO}@{COMMIT}"')]
+    assert magics == [("pip", f'install --quiet "usaav-edu[all] @ git+{REPO}@{COMMIT}"')]
     assert enabled == []
 
 
 def test_setup_cell_stops_when_the_pinned_install_fails(monkeypatch):
     # %pip does not raise when pip fails: the cell checks that the package now imports
-    with pytest.raises(RuntimeError, match="did not install from usaav-edu @ git"):
+    with pytest.raises(RuntimeError, match=r"did not install from usaav-edu\[all\] @ git"):
         _run_cell(PINNED, monkeypatch, installed=False, installs=False)
 
 
@@ -291,7 +298,7 @@ def test_setup_cell_installs_a_shipped_wheel_checked_by_its_sha256(tmp_path, mon
     url = "https://someone.github.io/usaav-edu/usaav_edu-0.1.0-py3-none-any.whl"
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
     spec = setup_cell.source_spec(str(wheel), url)
-    assert spec == f"usaav-edu @ {url}#sha256={digest}"
+    assert spec == f"usaav-edu[all] @ {url}#sha256={digest}"
     code = setup_cell.cell_source(spec)
     assert "usaav-edu 0.1.0" in code and digest[:32] in code and digest[32:] in code
     magics, _ = _run_cell(spec, monkeypatch, installed=False, installs=True)
@@ -301,7 +308,7 @@ def test_setup_cell_installs_a_shipped_wheel_checked_by_its_sha256(tmp_path, mon
     with pytest.raises(ValueError, match="wheel_url"):
         setup_cell.source_spec(str(wheel), url.replace("0.1.0", "0.2.0"))
     with pytest.raises(ValueError, match="spec must pin"):
-        setup_cell.cell_source(f"usaav-edu @ {url}")  # no sha256
+        setup_cell.cell_source(f"usaav-edu[all] @ {url}")  # no sha256
     other = tmp_path / "numpy-2.0.0-py3-none-any.whl"
     other.write_bytes(b"x")
     with pytest.raises(ValueError, match="usaav_edu wheel"):
@@ -445,26 +452,56 @@ def test_with_a_repository_url_pages_link_it_and_launch_binder_colab_jupyterhub(
     assert REPO in _links(site / "book" / "intro.html")  # every page links the repository
 
 
-def test_binder_environment_installs_the_pinned_requirements_and_the_package():
-    req = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
-    included = [line.split(None, 1)[1] for line in req if line.startswith("-r ")]
-    assert included and all((ROOT / "binder" / p).resolve() == ROOT / "requirements.txt" for p in included)
-    post = ROOT / "binder" / "postBuild"
-    assert os.access(post, os.X_OK)
-    assert "pip install --no-deps ." in post.read_text()
-
-
 # ---------------------------------------------------------------------------------------------
 # the wheel
 
 
-def _pins() -> dict[str, Version]:
+def _pins(path: Path = ROOT / "requirements.txt") -> dict[str, Version]:
     pins = {}
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
-        if "==" in line:
+    for line in path.read_text().splitlines():
+        if "==" in line and not line.startswith("#"):
             name, v = line.split("==")
-            pins[name.strip().lower().replace("_", "-")] = Version(v.strip())
+            pins[canonicalize_name(name.strip())] = Version(v.strip())
     return pins
+
+
+def _project() -> dict:
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+CORE = {"numpy", "numba", "llvmlite", "tqdm"}
+# the extras of the wheel test's environment are absent there: these must not import
+NOT_CORE = ("dask", "distributed", "xarray", "zarr", "ipywidgets", "pythreejs", "matplotlib", "jupyterquiz")
+# setuptools is not pinned: it is the one the virtual environment brings (`make requirements`)
+UNPINNED = {"setuptools"}
+
+
+def _closure(requirements: list[str]) -> set[str]:
+    """The distributions that installing ``requirements`` brings, read from the metadata of the
+    installed distributions (the tests run in the environment of requirements.txt); the
+    package's own extras (``usaav-edu[widgets]``) are read from pyproject.toml."""
+    from importlib import metadata
+
+    extras = _project()["optional-dependencies"]
+    found, done = set(), set()
+    todo = [Requirement(r) for r in requirements]
+    while todo:
+        req = todo.pop()
+        name = canonicalize_name(req.name)
+        if (name, frozenset(req.extras)) in done:
+            continue
+        done.add((name, frozenset(req.extras)))
+        if name == "usaav-edu":
+            todo += [Requirement(r) for extra in req.extras for r in extras[extra]]
+            continue
+        found.add(name)
+        for text in metadata.requires(name) or []:
+            r = Requirement(text)
+            if r.marker is None or any(r.marker.evaluate({"extra": e}) for e in {"", *req.extras}):
+                todo.append(r)
+    return found
 
 
 # module imported by the package -> the distribution that provides it
@@ -482,17 +519,87 @@ def _third_party_imports() -> set[str]:
     return {m for m in mods if m not in sys.stdlib_module_names and m not in ("usaav_edu", "__future__")}
 
 
-def test_declared_dependencies_cover_the_imports_and_contain_the_pinned_versions():
-    import tomllib
-
-    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    reqs = {Requirement(r).name.lower(): Requirement(r) for r in meta["dependencies"]}
+def test_declared_dependencies_are_the_core_and_extras_and_contain_the_pinned_versions():
+    meta = _project()
+    core = {canonicalize_name(Requirement(r).name): Requirement(r) for r in meta["dependencies"]}
+    assert set(core) == CORE
+    extras = meta["optional-dependencies"]
+    assert {"widgets", "sweep", "all", "lab", "book", "dev"} <= set(extras)
+    run_time = {canonicalize_name(Requirement(r).name) for e in ("widgets", "sweep") for r in extras[e]}
     needed = {DISTRIBUTION_OF.get(m, m) for m in _third_party_imports()}
-    assert needed - set(reqs) == set(), "imported but not declared"
+    assert needed - CORE - run_time == set(), "imported by the package but in no run-time extra"
+    assert run_time >= {"ipywidgets", "pythreejs", "matplotlib", "jupyterquiz", "dask", "distributed",
+                        "xarray", "zarr"}
     pins = _pins()
-    for name, req in reqs.items():
-        assert req.specifier.contains(pins[name]), f"{req} excludes the tested {name}=={pins[name]}"
+    for text in [*meta["dependencies"], *(r for e in extras.values() for r in e)]:
+        req = Requirement(text)
+        if req.name == "usaav-edu":
+            assert req.extras <= set(extras), text
+            continue
+        pin = pins[canonicalize_name(req.name)]
+        assert req.specifier.contains(pin), f"{req} excludes the tested {req.name}=={pin}"
+    # Jupyter Book 2 does not render the saved widget state: the book stays on version 1
+    book = next(Requirement(r) for r in extras["book"] if Requirement(r).name == "jupyter-book")
+    assert not book.specifier.contains("2.0.0") and book.specifier.contains(pins["jupyter-book"])
     assert meta["scripts"]["usaav-edu"] == "usaav_edu.cli:main"
+
+
+def test_a_part_whose_extra_is_missing_names_the_extra(monkeypatch):
+    from usaav_edu import _validate
+    import usaav_edu as ue
+
+    _validate.require_extra("sweep", "numpy", what="a thing")  # installed: nothing said
+    with pytest.raises(ModuleNotFoundError, match=r'a thing needs no_such_module_1, no_such_module_2, '
+                                                  r'which are not installed: pip install "usaav-edu\[sweep\]"'):
+        _validate.require_extra("sweep", "numpy", "no_such_module_1", "no_such_module_2", what="a thing")
+    monkeypatch.setitem(sys.modules, "zarr", None)  # as if it were not installed
+    with pytest.raises(ModuleNotFoundError, match=r'usaav_edu.sweep needs zarr, which is not installed: '
+                                                  r'pip install "usaav-edu\[sweep\]"') as e:
+        ue.sweep("usa", {"beta": [1.0]}, t_max=1.0)
+    assert e.value.name == "zarr"
+    monkeypatch.setitem(sys.modules, "jupyterquiz", None)
+    with pytest.raises(ModuleNotFoundError, match=r'usaav_edu.quizzes needs jupyterquiz.*usaav-edu\[widgets\]'):
+        ue.quizzes.render(1)
+    assert ue.quizzes.questions(1)  # the questions load without it
+
+
+def test_requirements_pin_exactly_what_pyproject_declares():
+    """requirements.txt is what `make requirements` writes: every distribution that the package
+    with all its extras brings, each at the version installed here, and nothing else."""
+    text = (ROOT / "requirements.txt").read_text()
+    assert text.startswith("# This file was autogenerated by uv via the following command:\n"
+                           "#    make requirements\n")
+    pins = _pins()
+    meta = _project()
+    wanted = _closure([*meta["dependencies"], f"usaav-edu[{','.join(meta['optional-dependencies'])}]"])
+    assert set(pins) - wanted == set(), "pinned, but nothing in pyproject.toml needs it"
+    assert wanted - UNPINNED - set(pins) == set(), "needed by pyproject.toml, but not pinned"
+    from importlib import metadata
+
+    for name, version in pins.items():
+        assert Version(metadata.version(name)) == version, f"{name}: this environment is not requirements.txt's"
+    recipe = (ROOT / "Makefile").read_text().split("\nrequirements:", 1)[1].split("\n\n", 1)[0]
+    assert "$(UV_COMPILE) --all-extras --output-file requirements.txt" in recipe
+
+
+def test_binder_installs_what_the_chapters_import_at_the_same_pins():
+    binder = _pins(ROOT / "binder" / "requirements.txt")
+    pins = _pins()
+    assert {n: v for n, v in binder.items() if pins.get(n) != v} == {}, "not at requirements.txt's pins"
+    meta = _project()
+    wanted = _closure([*meta["dependencies"], "usaav-edu[all,lab]"]) - UNPINNED
+    assert set(binder) - wanted == set(), "Binder installs what the chapters do not need"
+    assert wanted - set(binder) == set(), "the chapters need it, Binder does not install it"
+    assert {"numba", "ipywidgets", "pythreejs", "jupyterquiz", "dask", "zarr", "jupyterlab-myst"} <= set(binder)
+    assert not {"jupyter-book", "sphinx", "playwright", "pytest", "nbval"} & set(binder)
+    assert (ROOT / "binder" / "requirements.txt").read_text().startswith(
+        "# This file was autogenerated by uv via the following command:\n#    make requirements\n")
+    recipe = (ROOT / "Makefile").read_text().split("\nrequirements:", 1)[1].split("\n\n", 1)[0]
+    assert ("--extra all --extra lab --constraint requirements.txt --output-file binder/requirements.txt"
+            in recipe)
+    post = ROOT / "binder" / "postBuild"
+    assert os.access(post, os.X_OK)
+    assert "pip install --no-deps ." in post.read_text()
 
 
 @pytest.fixture(scope="module")
@@ -521,41 +628,95 @@ def test_build_makes_an_sdist_and_a_wheel_with_every_module(dist):
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "usaav_edu").rglob("*.py")}
     assert modules - names == set()
     assert meta["Name"] == "usaav-edu"
-    # what `pip install <wheel>` brings: requirements without an extra's marker
-    declared = {r.name.lower() for r in map(Requirement, meta.get_all("Requires-Dist")) if r.marker is None}
-    assert {"numpy", "numba", "ipywidgets", "pythreejs", "matplotlib"} <= declared
+    # what `pip install <wheel>` brings: requirements without an extra's marker; the rest by extra
+    requires = list(map(Requirement, meta.get_all("Requires-Dist")))
+    assert {canonicalize_name(r.name) for r in requires if r.marker is None} == CORE
+    assert {"widgets", "sweep", "all", "lab", "book", "dev"} <= set(meta.get_all("Provides-Extra"))
+    widgets = {r.name for r in requires if r.marker is not None and r.marker.evaluate({"extra": "widgets"})}
+    assert {"ipywidgets", "pythreejs", "matplotlib", "jupyterquiz"} <= widgets
     assert "usaav-edu = usaav_edu.cli:main" in entry
 
 
+CORE_RUN = """\
+import importlib.util, json, sys
+import numpy as np
+import usaav_edu as ue
+
+report = {"installed": [m for m in sys.argv[1:] if importlib.util.find_spec(m) is not None],
+          "where": ue.__file__}
+traj = ue.simulate(ue.models.usa(1.0), ue.sphere.uniform(8, 3, seed=0), t_max=1.0)
+report["shape"] = list(traj.x.shape)
+report["on the sphere"] = bool(np.allclose(np.linalg.norm(traj.x, axis=-1), 1.0))
+report["imported"] = sorted({m.split(".")[0] for m in sys.modules} & set(sys.argv[1:]))
+for name, call in [("sweep", lambda: ue.sweep("usa", {"beta": [1.0]}, t_max=1.0)),
+                   ("widgets", lambda: importlib.import_module("usaav_edu.widgets")),
+                   ("figures", lambda: importlib.import_module("usaav_edu.figures")),
+                   ("quizzes", lambda: ue.quizzes.render(1))]:
+    try:
+        call()
+        report[name] = "ran"
+    except ModuleNotFoundError as e:
+        report[name] = str(e)
+print(json.dumps(report))
+"""
+
+
+def _pip_install(venv: Path, env: dict, *requirements: str) -> None:
+    """``pip install`` into ``venv``, at requirements.txt's pins."""
+    r = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                        "--constraint", str(ROOT / "requirements.txt"), *requirements],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+
 @pytest.fixture(scope="module")
-def fresh_venv(dist, tmp_path_factory) -> tuple[Path, dict]:
-    """A new virtual environment with the wheel installed, and nothing else but its dependencies."""
-    venv = tmp_path_factory.mktemp("venv") / "env"
+def fresh_venv(dist, tmp_path_factory) -> types.SimpleNamespace:
+    """A new virtual environment with the wheel alone, its core dependencies (numpy, numba,
+    llvmlite, tqdm) at the pins: the ``usaav-edu simulate`` command and :data:`CORE_RUN` are run
+    there; then the widgets extra is added, and a kernel and a runner (Jupyter brings these), as
+    for a reader who downloads a chapter.  (One environment, so the kernels compile once.)"""
+    root = tmp_path_factory.mktemp("venv")
+    venv = root / "env"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     env = {k: v for k, v in os.environ.items()
            if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     wheel = next(dist.glob("*.whl"))
-    r = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    return venv, env
+    _pip_install(venv, env, str(wheel))
+    out = root / "run.npz"
+    cli = subprocess.run([str(venv / "bin" / "usaav-edu"), "simulate", "--n", "8", "--tau", "1",
+                          "--out", str(out)], cwd=root, capture_output=True, text=True, env=env)
+    core = subprocess.run([str(venv / "bin" / "python"), "-c", CORE_RUN, *NOT_CORE],
+                          cwd=root, capture_output=True, text=True, env=env)
+    _pip_install(venv, env, f"{wheel}[widgets]", "nbclient", "ipykernel")
+    return types.SimpleNamespace(venv=venv, env=env, cli=cli, out=out, core=core)
 
 
-def test_cli_simulates_from_the_installed_wheel(fresh_venv, tmp_path):
-    venv, env = fresh_venv
-    out = tmp_path / "run.npz"
-    r = subprocess.run([str(venv / "bin" / "usaav-edu"), "simulate", "--n", "8", "--tau", "1",
-                        "--out", str(out)], cwd=tmp_path, capture_output=True, text=True, env=env)
+def test_cli_simulates_from_the_installed_wheel(fresh_venv):
+    r = fresh_venv.cli  # with the core dependencies only
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     import usaav_edu as ue
 
-    traj = ue.Trajectory.load(out)  # checks shapes and that every row is on the sphere
+    traj = ue.Trajectory.load(fresh_venv.out)  # checks shapes and that every row is on the sphere
     assert traj.x.shape[1:] == (8, 3) and traj.t[-1] == pytest.approx(1.0)
 
 
-def test_widgets_import_from_the_installed_wheel(fresh_venv, tmp_path):
-    venv, env = fresh_venv
+def test_the_core_install_simulates_and_names_the_extra_a_missing_part_needs(fresh_venv):
+    r = fresh_venv.core
+    assert r.returncode == 0, r.stderr[-3000:]
+    report = json.loads(r.stdout.strip().splitlines()[-1])
+    assert report["installed"] == [] and report["imported"] == []  # no dask, ipywidgets, matplotlib
+    assert Path(report["where"]).is_relative_to(fresh_venv.venv)  # the installed copy
+    assert report["shape"] == [101, 8, 3] and report["on the sphere"]
+    assert report["sweep"].startswith("usaav_edu.sweep needs dask, distributed, xarray, zarr")
+    assert report["sweep"].endswith('pip install "usaav-edu[sweep]"')
+    for part in ("widgets", "figures", "quizzes"):
+        assert f"usaav_edu.{part} needs " in report[part], report[part]
+        assert report[part].endswith('pip install "usaav-edu[widgets]"'), report[part]
+
+
+def test_widgets_import_from_the_installed_wheel_with_its_extra(fresh_venv, tmp_path):
+    venv, env = fresh_venv.venv, fresh_venv.env
     r = subprocess.run([str(venv / "bin" / "python"), "-c",
                         "import usaav_edu, usaav_edu.widgets as w; w.TrajectoryPlayer; "
                         "print(usaav_edu.__file__)"],
@@ -575,13 +736,7 @@ def _downloadable_chapter() -> Path:
 
 
 def test_a_downloaded_chapter_runs_top_to_bottom_in_the_fresh_environment(fresh_venv, tmp_path):
-    venv, env = fresh_venv
-    # a kernel and a runner: Jupyter brings these; the chapter needs nothing else besides the wheel
-    pins = _pins()
-    r = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                        f"nbclient=={pins['nbclient']}", f"ipykernel=={pins['ipykernel']}"],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    venv, env = fresh_venv.venv, fresh_venv.env
     nb = tmp_path / f"{CHAPTER}.ipynb"
     shutil.copy(_downloadable_chapter(), nb)
     # the chapter starts with its set-up cell (written here if the chapter has none yet): in a real

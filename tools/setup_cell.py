@@ -25,7 +25,7 @@ package index would run code in every reader's notebook).  It is one of
 
 * the repository at a commit or a release tag: ``repository.url`` and ``repository.install_ref``
   in ``_config.yml`` (a 40-hex commit, or a tag such as ``v0.1.0``), which the cell installs as
-  ``usaav-edu @ git+<url>@<ref>``; or ``--source git+https://<host>/<owner>/<repo>@<ref>``;
+  ``usaav-edu[all] @ git+<url>@<ref>``; or ``--source git+https://<host>/<owner>/<repo>@<ref>``;
 * a wheel the book's site ships: ``--source <path of the .whl>`` with ``--wheel-url <the https
   address the site serves it at>``; the cell names the wheel's version and sha256, and pip checks
   the sha256 (``#sha256=`` on the address) before it installs.
@@ -69,7 +69,8 @@ numbering:
   enumerator: "{chapter}.%s"
 ```
 """
-DISTRIBUTION = "usaav-edu"
+# the package with the extras the chapters import (widgets and sweep: usaav-edu[all], pyproject.toml)
+DISTRIBUTION = "usaav-edu[all]"
 # a repository address, https://<host>/<owner>/<repository>: nothing a shell would expand
 REPO_FORM = re.compile(r"^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~-]+){2,}$")
 # a pin that names one tree: a full commit, or a release tag (v1, v1.2.3, 0.1, 0.1.0rc1).  A
@@ -83,8 +84,8 @@ WHEEL_NAME = re.compile(r"^usaav_edu-(?P<version>[0-9][A-Za-z0-9.+!]*)(-[0-9][A-
                         r"-[A-Za-z0-9_.]+-[A-Za-z0-9_.]+-[A-Za-z0-9_.]+\.whl$")
 WHEEL_URL = re.compile(r"^https://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~%+-]+)+\.whl$")
 # what the cell gives to pip: the repository at a pinned ref, or a shipped wheel with its sha256
-GIT_SPEC = re.compile(r"^usaav-edu @ git\+(?P<url>https://[^@\s]+)@(?P<ref>[^@/\s]+)$")
-WHEEL_SPEC = re.compile(r"^usaav-edu @ (?P<url>https://[^#\s]+)#sha256=(?P<sha256>\S+)$")
+GIT_SPEC = re.compile(r"^usaav-edu\[all\] @ git\+(?P<url>https://[^@\s]+)@(?P<ref>[^@/\s]+)$")
+WHEEL_SPEC = re.compile(r"^usaav-edu\[all\] @ (?P<url>https://[^#\s]+)#sha256=(?P<sha256>\S+)$")
 
 HEADER = """\
 # Set-up: run this first outside the book's own environment (Colab,
@@ -150,7 +151,8 @@ def install_ref(config_path: Path) -> str:
 
 
 def install_spec(url: str, ref: str) -> str:
-    """What the cell gives to pip for the repository ``url`` at ``ref``: ``usaav-edu @ git+<url>@<ref>``.
+    """What the cell gives to pip for the repository ``url`` at ``ref``:
+    ``usaav-edu[all] @ git+<url>@<ref>`` (the package with the extras the chapters import).
 
     ``ref`` must pin one tree: a 40-hex commit or a release tag.  A URL without it, or with a
     branch or an abbreviated commit, is refused.
@@ -196,7 +198,7 @@ def sha256_of(path: Path) -> str:
 
 
 def wheel_spec(path: Path, url: str) -> str:
-    """``usaav-edu @ <url>#sha256=<sha256 of the wheel at path>``: the shipped wheel, hash-checked.
+    """``usaav-edu[all] @ <url>#sha256=<sha256 of the wheel at path>``: the shipped wheel, hash-checked.
 
     ``url`` is the https address the book's site serves the wheel at; it ends in the wheel's name.
     """
@@ -247,7 +249,8 @@ def _literals(spec: str, width: int = 56) -> str:
 def cell_source(spec: str) -> str:
     """The set-up cell's code: where the package is missing, install ``spec``, or stop if ''.
 
-    ``spec`` is ``usaav-edu @ git+<url>@<commit or tag>`` or ``usaav-edu @ <wheel url>#sha256=<hex>``;
+    ``spec`` is ``usaav-edu[all] @ git+<url>@<commit or tag>`` or
+    ``usaav-edu[all] @ <wheel url>#sha256=<hex>``;
     '' pins nothing: the cell installs nothing and, where the package is missing, raises.
     """
     if not isinstance(spec, str):
@@ -269,8 +272,9 @@ def cell_source(spec: str) -> str:
                 f"# site ships, sha256 {wheel['sha256'][:32]}\n"
                 f"# {wheel['sha256'][32:]} (pip checks it before it installs).")
     else:
-        raise ValueError(f"spec must pin the package's source, 'usaav-edu @ git+https://...@<commit "
-                         f"or tag>' or 'usaav-edu @ https://.../<wheel>.whl#sha256=<hex>', got "
+        raise ValueError(f"spec must pin the package's source, 'usaav-edu[all] @ "
+                         f"git+https://...@<commit or tag>' or "
+                         f"'usaav-edu[all] @ https://.../<wheel>.whl#sha256=<hex>', got "
                          f"{spec!r}")
     return HEADER + INSTALL.format(what=what, lines=_literals(spec)) + COLAB
 

@@ -16,6 +16,10 @@ A model is composed of a gauge, a bias and a profile (``ue.Model(gauge=..., bias
 profile=...)``; :mod:`usaav_edu.models.gauges`, :mod:`usaav_edu.models.biases`, :mod:`usaav_edu.models.profiles`).
 A gauge of one's own is any object with a method ``matrices(xi)`` returning orthogonal
 matrices, a bias any object with a method ``matrix(xi)`` returning a symmetric matrix.
+
+The package and ``simulate`` need numpy, numba, llvmlite and tqdm only; the widgets, figures and
+quizzes need the extra ``usaav-edu[widgets]``, ``sweep`` the extra ``usaav-edu[sweep]`` (each
+imported where it is used, and a clear ``ModuleNotFoundError`` naming the extra if it is missing).
 """
 
 import atexit

@@ -6,6 +6,7 @@ what was expected.  Nothing is repaired: a non-unit vector, a NaN or a
 prompt id out of range is an error.
 """
 
+import importlib.util
 import numbers
 import reprlib
 
@@ -28,6 +29,21 @@ def shown(value):
         return _SHORT.repr(value)
     except Exception:  # an object whose repr fails
         return f"<{type(value).__name__} object>"
+
+
+def require_extra(extra, *modules, what):
+    """Check that ``modules`` are installed, else raise ``ModuleNotFoundError`` naming the extra.
+
+    The core installation (numpy, numba, llvmlite, tqdm) imports the package and runs
+    ``simulate``; the widgets, figures and quizzes need ``usaav-edu[widgets]``, the sweeps
+    ``usaav-edu[sweep]`` (``pyproject.toml``).  ``what`` names the feature asked for.  Only looks
+    the modules up; nothing is imported.
+    """
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ModuleNotFoundError(
+            f"{what} needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not "
+            f'installed: pip install "usaav-edu[{extra}]"', name=missing[0])
 
 
 def real_scalar(name, value, *, minimum=None, strict=False, maximum=None):

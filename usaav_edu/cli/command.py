@@ -804,7 +804,7 @@ def main(argv=None):
         return fail("interrupted" + record.get("interrupted", ""), 130)
     except (ValueError, TypeError) as exc:
         return fail(f"error: {_describe(exc)}", 1 if record["finished"] else 2)
-    except (IntegrationError, MemoryError, OSError) as exc:
+    except (IntegrationError, MemoryError, OSError, ImportError) as exc:
         return fail(f"error: {_describe(exc)}", 1)
     except Exception as exc:
         if not record["finished"]:

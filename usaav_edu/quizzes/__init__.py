@@ -16,7 +16,8 @@ without a kernel and without the network.  Three changes are made to jupyterquiz
 CDN is removed; and the script runs with a ``MathJax`` of its own that is undefined, so that it
 never typesets, replaces or loads the page's (the questions write their mathematics in Unicode
 and HTML, and hold no TeX).  ``tools/quiz_qti.py`` exports the same questions as QTI for Canvas
-and Moodle.
+and Moodle.  Showing a quiz needs jupyterquiz (``pip install "usaav-edu[widgets]"``); the
+questions load without it.
 
     import usaav_edu as ue
     ue.quizzes.show(3)       # the quiz of session 3, on chapter 3, as the cell's value
@@ -28,6 +29,8 @@ import itertools
 import json
 import re
 from importlib import resources
+
+from .._validate import require_extra
 
 #: the sessions that have a quiz (session k reads chapter k)
 SESSIONS = tuple(range(1, 10))
@@ -90,6 +93,7 @@ def questions(session: int) -> list[dict]:
 def _script(questions_: list[dict], div_id: str) -> str:
     """jupyterquiz's script for ``questions_`` in the container ``div_id``, with the question
     class added and the CDN fallback removed; an unexpected jupyterquiz version is an error."""
+    require_extra("widgets", "jupyterquiz", what="usaav_edu.quizzes")
     from jupyterquiz.dynamic.loader import load_questions_script
     from jupyterquiz.dynamic.renderer import build_script
     import jupyterquiz
@@ -112,6 +116,7 @@ def _script(questions_: list[dict], div_id: str) -> str:
 def render(session: int) -> str:
     """Session ``session``'s quiz as one HTML fragment: the container, its styles and the script
     that fills it.  Each call gets a container id of its own (``usaavQuizKKnN``)."""
+    require_extra("widgets", "jupyterquiz", what="usaav_edu.quizzes")
     from jupyterquiz.dynamic.renderer import build_styles, render_div
 
     session = _check_session(session)

@@ -693,6 +693,7 @@ def stored_points(store):
     ValueError
         If the path holds something that is not the store of a sweep, or a damaged one.
     """
+    v.require_extra("sweep", "zarr", what="usaav_edu.sweep.stored_points")
     import zarr
 
     if not isinstance(store, (str, os.PathLike)):
@@ -744,6 +745,7 @@ def read_store(store):
         If the path holds no store of a sweep, one of an older format, a damaged layout, or a
         point that fails verification (naming it: resume the sweep to run it again).
     """
+    v.require_extra("sweep", "xarray", "zarr", what="usaav_edu.sweep.read_store")
     import zarr
 
     if not isinstance(store, (str, os.PathLike)):
@@ -1054,6 +1056,7 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
     KeyboardInterrupt
         On Ctrl-C, after cancelling the pending points (the store keeps the finished ones).
     """
+    v.require_extra("sweep", "dask", "distributed", "xarray", "zarr", what="usaav_edu.sweep")
     pairs = _check_grid(grid)
     fixed, extra, settings = _settings(t_max, n, d, fixed, method, dt, n_frames, rtol, atol,
                                        max_steps, tol, time_series, extra)

@@ -12,19 +12,27 @@
 * ``plot_density_image``, ``plot_density_curves``, ``plot_conditionals``: densities on the
   circle (:mod:`usaav_edu.meanfield`) in matplotlib.
 
-Views draw trajectories; they never integrate anything themselves.
+Views draw trajectories; they never integrate anything themselves.  They need the widgets
+extra: ``pip install "usaav-edu[widgets]"``.
 """
-from .dashboard import ExperimentDashboard
-from .density import DensityView, density_frames_for_budget
-from .explorer import Explorer
-from .colors import PROMPT_PALETTE, legend_entries, project_3d, token_colors
-from .density_plots import plot_conditionals, plot_density_curves, plot_density_image
-from .mpl import plot_energy, plot_sphere
-from .player import TrajectoryPlayer, frames_for_budget
-from .predict import Predict
-from .scene import SphereView, subsample
-from .state import embedded_state_bytes
-from .twin import TwinView
+from .._validate import require_extra
+
+try:
+    from .dashboard import ExperimentDashboard
+    from .density import DensityView, density_frames_for_budget
+    from .explorer import Explorer
+    from .colors import PROMPT_PALETTE, legend_entries, project_3d, token_colors
+    from .density_plots import plot_conditionals, plot_density_curves, plot_density_image
+    from .mpl import plot_energy, plot_sphere
+    from .player import TrajectoryPlayer, frames_for_budget
+    from .predict import Predict
+    from .scene import SphereView, subsample
+    from .state import embedded_state_bytes
+    from .twin import TwinView
+except ModuleNotFoundError:  # a clear message if it is the widgets extra that is missing
+    require_extra("widgets", "ipywidgets", "traitlets", "pythreejs", "matplotlib",
+                  what="usaav_edu.widgets")
+    raise
 
 __all__ = [
     "SphereView", "TrajectoryPlayer", "ExperimentDashboard", "Explorer", "plot_sphere", "plot_energy", "token_colors",
