@@ -5,6 +5,7 @@ import pytest
 import scipy.special
 
 import usaav_edu as ue
+from usaav_edu.dynamics.fastsum.expansions import scaled_bessel_i
 from usaav_edu.meanfield import solver as mf
 from usaav_edu.models import CosineBias, DistanceBias, ExpProfile, LinearProfile, Model, RopeGauge
 
@@ -65,11 +66,15 @@ def test_first_fourier_modes_follow_their_ode_for_the_linear_profile():
 
 
 def test_bessel_coefficients_of_the_kernel_match_scipy():
+    # the solver's e^{-beta} I_k(beta) (one implementation, shared with fast summation) against
+    # SciPy's, and the kernel coefficients Phi_k = 2 pi I_k(beta) / beta built from them
     for beta in (1e-3, 0.5, 1.0, 10.0, 200.0, 700.0):
-        got = mf._bessel_scaled(beta, 300)
+        op = mf._Operator(ue.models.usa(beta), 0.0, None, np.ones((1, 1)), 600)
         want = scipy.special.ive(np.arange(300), beta)
-        assert np.max(np.abs(got - want)) < 1e-15, beta
-    got = mf._bessel_scaled(1e-200, 4)  # tiny beta: I_1 ~ beta / 2 survives
+        assert np.max(np.abs(op.scaled - want)) < 1e-15, beta
+        np.testing.assert_allclose(op.phi_hat[:40], 2 * np.pi * scipy.special.iv(np.arange(40), beta)
+                                   / beta, rtol=1e-13, atol=0.0)
+    got = scaled_bessel_i(4, 1e-200)  # tiny beta: I_1 ~ beta / 2 survives
     assert got[1] == pytest.approx(0.5e-200, rel=1e-12)
 
 

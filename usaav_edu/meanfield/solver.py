@@ -43,7 +43,8 @@ shift or differentiate, is dropped), held as its Fourier coefficients
 ``c_k = int f(theta) e^{-i k theta} dtheta``, ``k = 0 .. m/2 - 1`` (so ``c_0`` is the mass).
 The velocity is exact in Fourier space: ``w_k = i k Phi_k c_k`` with ``Phi_k = 2 pi I_k(beta) /
 beta`` for ``phi(s) = e^{beta s} / beta`` (``I_k`` the modified Bessel functions, computed as
-``e^{-beta} I_k(beta)`` by the FFT of ``e^{beta (cos u - 1)}`` and scaled back by ``e^beta``)
+``e^{-beta} I_k(beta)`` by :func:`usaav_edu.dynamics.fastsum.expansions.scaled_bessel_i`, the
+function fast summation uses, and scaled back by ``e^beta``)
 and ``Phi_{+-1} = pi`` for the linear profile.  The flux ``f w`` is formed on a grid of
 ``3m/2`` points (zero padding: no aliasing into the kept modes) and differentiated in Fourier
 space, so the scheme is the Galerkin truncation of the equation: the mass ``c_0`` is never
@@ -90,6 +91,7 @@ import numpy as np
 
 from .. import _validate as v
 from ..dynamics.integrate import EPS, Control, Controller, Outcome, Workspace, run_frames
+from ..dynamics.fastsum.expansions import scaled_bessel_i
 from ..dynamics.integrate import METHODS as _STEPPERS
 from ..errors import IntegrationError, UnresolvedError
 from ..models.gauges import IdentityGauge, RopeGauge
@@ -293,24 +295,6 @@ def _density(name, f, n_labels, labelled):
 
 
 # ---------------------------------------------------------------------- the discrete operator
-def _bessel_scaled(beta, n_modes):
-    """``e^{-beta} I_k(beta)``, ``k = 0 .. n_modes - 1``, by the FFT of ``e^{beta (cos u - 1)}``.
-
-    The trapezoid rule on ``K`` points adds ``e^{-beta} I_{K - k}(beta)`` and farther terms to
-    the ``k``-th coefficient; ``K`` is chosen so that they are below rounding.  ``expm1`` keeps
-    the coefficients ``k >= 1`` accurate for a tiny ``beta``.
-    """
-    need = 2 * n_modes + int(40.0 * math.sqrt(beta)) + 64
-    size = 1 << max(6, (need - 1).bit_length())
-    u = TWO_PI * np.arange(size) / size
-    coef = np.fft.rfft(np.expm1(beta * (np.cos(u) - 1.0))).real / size
-    coef[0] += 1.0
-    out = np.zeros(n_modes)
-    n = min(n_modes, coef.size)
-    out[:n] = coef[:n]
-    return np.maximum(out, 0.0)
-
-
 class _Operator:
     """The discretized equation on ``m`` points: coefficients computed once per run."""
 
@@ -330,7 +314,7 @@ class _Operator:
             self.k_max = 1.0  # max |phi'(cos u) sin u|
             self.phi_bound = 1.0
         else:
-            ive = _bessel_scaled(beta, self.N)
+            ive = scaled_bessel_i(self.N, beta)
             self.scaled = ive
             self.phi_hat = TWO_PI * math.exp(beta) / beta * ive
             u = np.linspace(0.0, np.pi, 2001)
