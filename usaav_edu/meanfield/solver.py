@@ -1233,54 +1233,63 @@ def empirical_distance(theta, f, metric="w1"):
     return _w1(cdf, s)
 
 
-def _w1(cdf, s):
-    """``min_c int |F_n - F - c|`` over the pieces between the angles and the fine grid."""
-    n, K, h = s.size, cdf.K, cdf.h
-    nodes = TWO_PI * np.arange(K + 1) / K
-    points = np.concatenate([nodes, s])
-    kind = np.concatenate([np.zeros(K + 1, dtype=np.int64), np.ones(n, dtype=np.int64)])
-    order = np.lexsort((kind, points))
-    points, kind = points[order], kind[order]
-    count = np.cumsum(kind)            # angles at or before each point
-    cell = np.cumsum(1 - kind) - 1     # the fine cell [x_j, x_{j+1}] that starts at or before
-    a, b = points[:-1], points[1:]
-    alpha = count[:-1] / n             # F_n on (a, b)
-    keep = b > a
-    a, b, alpha = a[keep], b[keep], alpha[keep]
-    j = np.clip(cell[:-1][keep], 0, K - 1)
-    ta = np.clip((a - nodes[j]) / h, 0.0, 1.0)
-    tb = np.clip((b - nodes[j]) / h, 0.0, 1.0)
-    fa, _ = cdf._cell(j, ta)
-    fb, _ = cdf._cell(j, tb)
-    ia = cdf._integral(j, ta)
-    total = cdf._integral(j, tb) - ia  # int_a^b F
-    length = b - a
+class _Pieces:
+    """The pieces between the sorted angles ``s`` and the fine grid of ``cdf``, on each of which
+    ``F_n`` is a constant ``alpha`` and ``F`` a cubic (one cell ``j``, local ``ta .. tb``)."""
 
-    def split(c):
-        beta = alpha - c               # D - c = beta - F on (a, b)
-        inside = (beta > fa) & (beta < fb)
-        t = np.where(beta <= fa, ta, tb)
+    def __init__(self, cdf, s):
+        n, K, h = s.size, cdf.K, cdf.h
+        self.cdf = cdf
+        nodes = TWO_PI * np.arange(K + 1) / K
+        points = np.concatenate([nodes, s])
+        kind = np.concatenate([np.zeros(K + 1, dtype=np.int64), np.ones(n, dtype=np.int64)])
+        order = np.lexsort((kind, points))
+        points, kind = points[order], kind[order]
+        count = np.cumsum(kind)            # angles at or before each point
+        cell = np.cumsum(1 - kind) - 1     # the fine cell [x_j, x_{j+1}] that starts at or before
+        a, b = points[:-1], points[1:]
+        alpha = count[:-1] / n             # F_n on (a, b)
+        keep = b > a
+        self.a, self.b, self.alpha = a[keep], b[keep], alpha[keep]
+        self.j = j = np.clip(cell[:-1][keep], 0, K - 1)
+        self.ta = np.clip((self.a - nodes[j]) / h, 0.0, 1.0)
+        self.tb = np.clip((self.b - nodes[j]) / h, 0.0, 1.0)
+        self.fa, _ = cdf._cell(j, self.ta)
+        self.fb, _ = cdf._cell(j, self.tb)
+        self.ia = cdf._integral(j, self.ta)
+        self.total = cdf._integral(j, self.tb) - self.ia  # int_a^b F
+        self.length = self.b - self.a
+        self.rise = np.where(self.fb > self.fa, self.fb - self.fa, 1.0)
+
+    def split(self, c):
+        """``beta = F_n - c`` on each piece and the local coordinate where ``F = beta``."""
+        beta = self.alpha - c              # D - c = beta - F on (a, b)
+        inside = (beta > self.fa) & (beta < self.fb)
+        t = np.where(beta <= self.fa, self.ta, self.tb)
         if np.any(inside):
-            ji = j[inside]
-            t_in = cdf.solve_in(ji, beta[inside], ta[inside], tb[inside])
+            t_in = self.cdf.solve_in(self.j[inside], beta[inside], self.ta[inside],
+                                     self.tb[inside])
             t = t.copy()
             t[inside] = t_in
         return beta, t
 
-    rise = np.where(fb > fa, fb - fa, 1.0)
+    def below(self, c):
+        """The length where ``D < c``, i.e. ``F > beta``, with ``F`` taken linear on each piece.
 
-    def below(c):                      # the length where D < c, i.e. F > beta
-        # F taken linear on each piece (at most one cell of the fine grid): a cheap bisection
-        # for the median, off by about the curvature of F over a piece, which the Newton steps
-        # below remove with the exact (cubic) F
-        beta = alpha - c
-        cut = np.clip((beta - fa) / rise, 0.0, 1.0)
-        return float(np.sum(length * (1.0 - cut)))
+        A cheap bisection for the median, off by about the curvature of ``F`` over a piece (at
+        most one cell of the fine grid), which the Newton steps of :func:`_w1_median` remove
+        with the exact (cubic) ``F``.
+        """
+        cut = np.clip((self.alpha - c - self.fa) / self.rise, 0.0, 1.0)
+        return float(np.sum(self.length * (1.0 - cut)))
 
-    lo, hi = float(np.min(alpha - fb)), float(np.max(alpha - fa))
+
+def _w1_median(p):
+    """A median ``c`` of ``D = F_n - F``: the length where ``D < c`` is ``pi``."""
+    lo, hi = float(np.min(p.alpha - p.fb)), float(np.max(p.alpha - p.fa))
     for _ in range(60):
         mid = 0.5 * (lo + hi)
-        if below(mid) < np.pi:
+        if p.below(mid) < np.pi:
             lo = mid
         else:
             hi = mid
@@ -1288,18 +1297,25 @@ def _w1(cdf, s):
             break
     c = 0.5 * (lo + hi)
     # then Newton steps on the exact length (F cubic), with the linear model's slope
+    h = p.cdf.h
     for _ in range(4):
-        beta, t = split(c)
-        g = float(np.sum(b - (j + t) * h * (beta > fa) - a * (beta <= fa))) - np.pi
-        inside = (beta > fa) & (beta < fb)
-        slope = float(np.sum(length[inside] / rise[inside]))
+        beta, t = p.split(c)
+        g = float(np.sum(p.b - (p.j + t) * h * (beta > p.fa) - p.a * (beta <= p.fa))) - np.pi
+        inside = (beta > p.fa) & (beta < p.fb)
+        slope = float(np.sum(p.length[inside] / p.rise[inside]))
         if abs(g) <= 1e-15 * TWO_PI or slope <= 0.0:
             break
         c -= g / slope
-    beta, t = split(c)
-    theta_star = (j + t) * h
-    left = cdf._integral(j, t) - ia    # int_a^theta* F
-    value = beta * (2 * theta_star - a - b) - 2 * left + total
-    value = np.where(beta <= fa, total - beta * length, value)
-    value = np.where(beta >= fb, beta * length - total, value)
+    return c
+
+
+def _w1(cdf, s):
+    """``min_c int |F_n - F - c|`` over the pieces between the angles and the fine grid."""
+    p = _Pieces(cdf, s)
+    beta, t = p.split(_w1_median(p))
+    theta_star = (p.j + t) * cdf.h
+    left = cdf._integral(p.j, t) - p.ia    # int_a^theta* F
+    value = beta * (2 * theta_star - p.a - p.b) - 2 * left + p.total
+    value = np.where(beta <= p.fa, p.total - beta * p.length, value)
+    value = np.where(beta >= p.fb, beta * p.length - p.total, value)
     return float(np.sum(value))
