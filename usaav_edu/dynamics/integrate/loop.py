@@ -67,7 +67,7 @@ def run_frames(state, times, h, stepper, field, control, controller=None, on_fra
         The step-size controller (None: the stepper's default with ``control.h_min``).
     on_frame : callable or None
         Called as ``on_frame(f, state, advance)`` when frame ``f`` (``1 .. F``) is reached; a
-        return value of True ends the loop with ``Outcome.STOPPED``.  It may raise.
+        true return value ends the loop with ``Outcome.STOPPED``.  It may raise.
     work : Workspace or None
         Stage buffers (made here if None); see :class:`~.steppers.Workspace`.
 
@@ -89,7 +89,7 @@ def run_frames(state, times, h, stepper, field, control, controller=None, on_fra
         if res.outcome is not Outcome.OK:
             return FrameRun(res.outcome, f, res.t, res.h, accepted, rejected, n_rhs, res)
         h = res.h
-        if on_frame is not None and on_frame(f, state, res) is True:
+        if on_frame is not None and on_frame(f, state, res):
             return FrameRun(Outcome.STOPPED, f + 1, res.t, h, accepted, rejected, n_rhs, res)
     t_end = times[-1] if res is None else res.t
     return FrameRun(Outcome.OK, len(times), t_end, h, accepted, rejected, n_rhs, res)

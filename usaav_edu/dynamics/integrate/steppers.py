@@ -124,7 +124,7 @@ class Control(NamedTuple):
         The most trial steps this call may take (None: no limit).
     report : callable or None
         Called as ``report(t)`` after every accepted step (it should return quickly); a
-        return value of True ends the call with ``Outcome.STOPPED``.
+        true return value ends the call with ``Outcome.STOPPED``.
     """
 
     rtol: float = 1e-8
@@ -416,7 +416,7 @@ class FixedStepper:
                 return Advance(Outcome.NONFINITE, h, k, 0, (k + 1) * tab.stages, t + k * h, speed)
             if hooks.stage_speed is not None:
                 speed += h * hooks.stage_speed(ks, tab.weights)
-            if report is not None and report(t + (k + 1) * h) is True:
+            if report is not None and report(t + (k + 1) * h):
                 return Advance(Outcome.STOPPED, h, k + 1, 0, (k + 1) * tab.stages,
                                t + (k + 1) * h, speed)
         return Advance(Outcome.OK, h, n_steps, 0, n_steps * tab.stages, t_end, speed)
@@ -539,7 +539,7 @@ class AdaptiveStepper:
                 t = t_end if last else t + h_step
                 n_acc += 1
                 h = ctrl.accepted(h, h_step, err, last)
-                if report is not None and report(t) is True:
+                if report is not None and report(t):
                     return result(Outcome.STOPPED)
             else:
                 n_rej += 1
