@@ -7,7 +7,7 @@ import scipy.special
 import usaav_edu as ue
 from usaav_edu.dynamics.fastsum.expansions import scaled_bessel_i
 from usaav_edu.meanfield import solver as mf
-from usaav_edu.models import CosineBias, DistanceBias, ExpProfile, LinearProfile, Model, RopeGauge
+from usaav_edu.models import CosineBias, DistanceBias, ExpProfile, LinearProfile, Model
 
 TWO_PI = 2 * np.pi
 

@@ -90,8 +90,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _validate as v
-from ..dynamics.integrate import EPS, Control, Controller, Outcome, Workspace, run_frames
 from ..dynamics.fastsum.expansions import scaled_bessel_i
+from ..dynamics.integrate import EPS, Control, Controller, Outcome, Workspace, run_frames
 from ..dynamics.integrate import METHODS as _STEPPERS
 from ..errors import IntegrationError, UnresolvedError
 from ..models.gauges import IdentityGauge, RopeGauge
@@ -480,11 +480,11 @@ class DensityTrajectory:
     status: Status
     message: str
     model: Model
-    xi: np.ndarray = None
-    rho: np.ndarray = None
-    rtol: float = None
-    atol: float = None
-    t_unresolved: float = None
+    xi: np.ndarray | None = None
+    rho: np.ndarray | None = None
+    rtol: float | None = None
+    atol: float | None = None
+    t_unresolved: float | None = None
     steps_accepted: int = 0
     steps_rejected: int = 0
     n_rhs: int = 0

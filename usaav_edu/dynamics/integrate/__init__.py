@@ -5,8 +5,17 @@ and one frame loop (:mod:`.loop`), shared by the particle and the density solver
 from . import controller, loop, steppers, tableaus
 from .controller import EPS, Controller
 from .loop import FrameRun, run_frames
-from .steppers import (METHODS, AdaptiveStepper, Advance, Control, FixedStepper, GaugeField,
-                       Outcome, Workspace, velocity)
+from .steppers import (
+    METHODS,
+    AdaptiveStepper,
+    Advance,
+    Control,
+    FixedStepper,
+    GaugeField,
+    Outcome,
+    Workspace,
+    velocity,
+)
 from .tableaus import DOPRI5, RK4, ButcherTableau
 
 __all__ = ["controller", "loop", "steppers", "tableaus", "DOPRI5", "EPS", "METHODS", "RK4",

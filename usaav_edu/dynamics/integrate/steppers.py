@@ -52,11 +52,12 @@ from numba import njit
 
 from ..rhs import KernelParams
 from ..rhs import velocity as rhs_velocity
-from .controller import EPS, Controller
-from .tableaus import DOPRI5, RK4, ButcherTableau
+from .controller import EPS, Controller  # noqa: F401  (EPS re-exported)
+from .tableaus import DOPRI5, RK4, ButcherTableau  # noqa: F401  (ButcherTableau re-exported)
 
+# ButcherTableau, RK4, DOPRI5 (.tableaus), Controller and EPS (.controller) stay importable here
 __all__ = ["Outcome", "Advance", "Control", "Workspace", "GaugeField", "velocity", "FixedStepper",
-           "AdaptiveStepper", "METHODS", "EPS", "ButcherTableau", "RK4", "DOPRI5", "Controller"]
+           "AdaptiveStepper", "METHODS"]
 
 
 class Outcome(Enum):
@@ -130,8 +131,12 @@ class Control(NamedTuple):
     rtol: float = 1e-8
     atol: float = 1e-10
     h_min: float = 0.0
-    max_steps: int = None
+    max_steps: int | None = None
     report: object = None
+
+
+DEFAULT_CONTROL = Control()
+"""The default tolerances, no smallest step, no budget and no callback."""
 
 
 class Workspace:
@@ -361,7 +366,7 @@ class FixedStepper:
         self.tableau = tableau
         self.name = tableau.name
 
-    def advance(self, yt, t, t_end, h, field, control=Control(), controller=None, work=None):
+    def advance(self, yt, t, t_end, h, field, control=DEFAULT_CONTROL, controller=None, work=None):
         """Advance ``yt`` in place from ``t`` to ``t_end`` in equal steps of about ``h``.
 
         One step of the tableau ``(A, b, c)`` with ``S`` stages, then the retraction::
@@ -449,7 +454,7 @@ class AdaptiveStepper:
         """The default :class:`~.controller.Controller` of this pair (``settings`` override)."""
         return Controller.for_tableau(self.tableau, **settings)
 
-    def advance(self, yt, t, t_end, h, field, control=Control(), controller=None, work=None):
+    def advance(self, yt, t, t_end, h, field, control=DEFAULT_CONTROL, controller=None, work=None):
         """Advance ``yt`` in place from ``t`` to exactly ``t_end`` with adaptive steps.
 
         A trial step as in :meth:`FixedStepper.advance` (before the retraction), with one more

@@ -62,8 +62,8 @@ class ButcherTableau:
     b: tuple
     c: tuple
     order: int
-    e: tuple = None
-    error_order: int = None
+    e: tuple | None = None
+    error_order: int | None = None
 
     def __post_init__(self):
         stages = len(self.b)
