@@ -5,8 +5,9 @@ import pytest
 import scipy.special
 
 import usaav_edu as ue
+from usaav_edu.dynamics.fastsum.expansions import scaled_bessel_i
 from usaav_edu.meanfield import solver as mf
-from usaav_edu.models import CosineBias, DistanceBias, ExpProfile, LinearProfile, Model, RopeGauge
+from usaav_edu.models import CosineBias, DistanceBias, ExpProfile, LinearProfile, Model
 
 TWO_PI = 2 * np.pi
 
@@ -65,11 +66,15 @@ def test_first_fourier_modes_follow_their_ode_for_the_linear_profile():
 
 
 def test_bessel_coefficients_of_the_kernel_match_scipy():
+    # the solver's e^{-beta} I_k(beta) (one implementation, shared with fast summation) against
+    # SciPy's, and the kernel coefficients Phi_k = 2 pi I_k(beta) / beta built from them
     for beta in (1e-3, 0.5, 1.0, 10.0, 200.0, 700.0):
-        got = mf._bessel_scaled(beta, 300)
+        op = mf._Operator(ue.models.usa(beta), 0.0, None, np.ones((1, 1)), 600)
         want = scipy.special.ive(np.arange(300), beta)
-        assert np.max(np.abs(got - want)) < 1e-15, beta
-    got = mf._bessel_scaled(1e-200, 4)  # tiny beta: I_1 ~ beta / 2 survives
+        assert np.max(np.abs(op.scaled - want)) < 1e-15, beta
+        np.testing.assert_allclose(op.phi_hat[:40], 2 * np.pi * scipy.special.iv(np.arange(40), beta)
+                                   / beta, rtol=1e-13, atol=0.0)
+    got = scaled_bessel_i(4, 1e-200)  # tiny beta: I_1 ~ beta / 2 survives
     assert got[1] == pytest.approx(0.5e-200, rel=1e-12)
 
 
@@ -111,7 +116,7 @@ def test_grid_refinement_agrees_before_collapse():
 def test_energy_never_falls_and_mass_is_never_changed():
     th = mf.grid(128)
     for model in (USA1, ue.models.sa(2.0), LINEAR):
-        tr = mf.solve(model, smooth(th), 1.5, n_frames=31, rtol=1e-9, on_unresolved="stop")
+        tr = mf.solve(model, smooth(th), 1.5, n_frames=31, rtol=1e-9, on_failure="return")
         assert len(tr.t) >= 10
         assert np.all(np.diff(tr.energy) >= -1e-13 * np.abs(tr.energy).max()), model.name
         assert np.any(np.diff(tr.energy) > 1e-6)
@@ -234,7 +239,7 @@ def test_collapse_is_detected_on_a_coarse_grid_and_not_on_a_fine_one():
     part = err.value.partial
     assert part.status is mf.Status.UNRESOLVED and part.t[-1] <= err.value.t
     assert "collapse" in str(err.value) and f"t = {err.value.t:.4g}" in str(err.value)
-    stopped = mf.solve(USA1, f_coarse, 3.0, n_frames=7, on_unresolved="stop")
+    stopped = mf.solve(USA1, f_coarse, 3.0, n_frames=7, on_failure="return")
     assert not stopped.completed and stopped.t_unresolved == err.value.t
     np.testing.assert_array_equal(stopped.f, part.f)
     # the fine grid resolves the same run up to t = 1.5 (the coarse one does not)
@@ -243,8 +248,24 @@ def test_collapse_is_detected_on_a_coarse_grid_and_not_on_a_fine_one():
     assert fine.completed and np.max(fine.tail) < mf.TAIL_TOL
 
 
+def test_on_unresolved_is_a_deprecated_name_of_on_failure():
+    f_coarse = smooth(mf.grid(32))
+    returned = mf.solve(USA1, f_coarse, 3.0, n_frames=7, on_failure="return")
+    with pytest.warns(DeprecationWarning, match="on_failure='return'"):
+        stopped = mf.solve(USA1, f_coarse, 3.0, n_frames=7, on_unresolved="stop")
+    assert stopped.status is mf.Status.UNRESOLVED
+    np.testing.assert_array_equal(stopped.f, returned.f)
+    with pytest.warns(DeprecationWarning), pytest.raises(mf.UnresolvedError,
+                                                          match="on_failure='return' returns"):
+        mf.solve(USA1, f_coarse, 3.0, n_frames=7, on_unresolved="raise")
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="on_unresolved"):
+        mf.solve(USA1, f_coarse, 3.0, n_frames=7, on_unresolved="ignore")
+    with pytest.raises(TypeError, match="not both"):
+        mf.solve(USA1, f_coarse, 3.0, n_frames=7, on_failure="return", on_unresolved="stop")
+
+
 def test_collapse_sharpens_the_density_until_the_grid_gives_up():
-    tr = mf.solve(USA1, smooth(mf.grid(64)), 30.0, n_frames=61, on_unresolved="stop")
+    tr = mf.solve(USA1, smooth(mf.grid(64)), 30.0, n_frames=61, on_failure="return")
     assert not tr.completed and tr.t[-1] < tr.t_unresolved < tr.t[-1] + 0.5
     assert tr.f[-1].max() > 1.4 * tr.f[0].max()
     assert tr.tail[-1] > 1e3 * tr.tail[1]
@@ -265,7 +286,10 @@ def test_collapse_sharpens_the_density_until_the_grid_gives_up():
     (dict(t_max=0.0), ValueError, "t_max"),
     (dict(n_frames=1), ValueError, "n_frames"),
     (dict(rtol=-1.0), ValueError, "rtol"),
-    (dict(on_unresolved="ignore"), ValueError, "on_unresolved"),
+    (dict(on_failure="ignore"), ValueError, "on_failure"),
+    (dict(on_failure="stop"), ValueError, "on_failure"),
+    (dict(method="euler"), ValueError, "method"),
+    (dict(method="rk4"), ValueError, "method='rk4' is not available .*'dopri5'"),
     (dict(tail_tol=2.0), ValueError, "tail_tol"),
     (dict(xi=[0.0]), ValueError, "xi and rho must be None"),
     (dict(max_steps=10, t_max=50.0), ValueError, "about .* Dormand-Prince steps"),

@@ -43,13 +43,16 @@ shift or differentiate, is dropped), held as its Fourier coefficients
 ``c_k = int f(theta) e^{-i k theta} dtheta``, ``k = 0 .. m/2 - 1`` (so ``c_0`` is the mass).
 The velocity is exact in Fourier space: ``w_k = i k Phi_k c_k`` with ``Phi_k = 2 pi I_k(beta) /
 beta`` for ``phi(s) = e^{beta s} / beta`` (``I_k`` the modified Bessel functions, computed as
-``e^{-beta} I_k(beta)`` by the FFT of ``e^{beta (cos u - 1)}`` and scaled back by ``e^beta``)
+``e^{-beta} I_k(beta)`` by :func:`usaav_edu.dynamics.fastsum.expansions.scaled_bessel_i`, the
+function fast summation uses, and scaled back by ``e^beta``)
 and ``Phi_{+-1} = pi`` for the linear profile.  The flux ``f w`` is formed on a grid of
 ``3m/2`` points (zero padding: no aliasing into the kept modes) and differentiated in Fourier
 space, so the scheme is the Galerkin truncation of the equation: the mass ``c_0`` is never
 changed (its time derivative is exactly ``0 * flux``) and, for USA and ``f >= 0``, the energy
-cannot fall.  Time: Dormand-Prince 5(4) (:data:`usaav_edu.dynamics.integrate.steppers.DOPRI5`) with
-error control on the grid values.
+cannot fall.  Time: Dormand-Prince 5(4) (:data:`usaav_edu.dynamics.integrate.DOPRI5`), the
+stepper, step-size controller and frame loop of :mod:`usaav_edu.dynamics.integrate` that the
+particle solver uses, with error control on the grid values, the identity as the retraction
+and the step bounded by stability (``STABILITY``).
 
 **Collapse.**  USA concentrates the density (without labels it tends to a Dirac mass), and a
 fixed grid resolves only so much.  After every step the solver measures the **tail**, the
@@ -60,7 +63,7 @@ fraction of the L2 norm of ``f`` carried by the top third of its modes ::
 (the largest over the labels), and the least value of ``f`` on the grid.  A tail above ``tail_tol`` or a value below
 ``-negative_tol * max f`` means that the density has sharpened beyond what the grid resolves;
 :func:`solve` then raises :class:`~usaav_edu.errors.UnresolvedError` (which carries the frames computed so far)
-or, with ``on_unresolved="stop"``, returns them with the status ``Status.UNRESOLVED``.
+or, with ``on_failure="return"``, returns them with the status ``Status.UNRESOLVED``.
 
 **Particles and densities.**  :func:`sample` draws angles from a density (randomly or at its
 quantiles); :func:`empirical_distance` measures how far such angles (or those of a particle
@@ -79,16 +82,20 @@ J. P. Boyd, *Chebyshev and Fourier Spectral Methods*, 2nd ed., Dover (2001), cha
 """
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
 import numpy as np
 
 from .. import _validate as v
-from ..dynamics.integrate.steppers import DOPRI5, EPS
+from ..dynamics.fastsum.expansions import scaled_bessel_i
+from ..dynamics.integrate import EPS, Control, Controller, Outcome, Workspace, run_frames
+from ..dynamics.integrate import METHODS as _STEPPERS
+from ..errors import IntegrationError, UnresolvedError
 from ..models.gauges import IdentityGauge, RopeGauge
 from ..models.model import Model, require_model
-from ..errors import IntegrationError, UnresolvedError
 
 __all__ = [
     "solve", "DensityTrajectory", "Status", "grid", "energy", "velocity",
@@ -120,6 +127,10 @@ Dormand-Prince 5(4) damps ``y' = i lambda y`` only for ``|h lambda|`` up to abou
 (``|R(i)| = 1 + 1.4e-6``, ``|R(2 i)| = 1.03``).  Larger steps, which its error control would
 accept, let the top modes grow to the size of the tolerance: noise that looks like a
 density sharpening beyond the grid."""
+METHODS = ("dopri5",)
+"""The values of ``solve(method=...)``."""
+STEPPERS = {name: _STEPPERS[name] for name in METHODS}
+ON_FAILURE = ("raise", "return")
 HOW = ("random", "quantile")
 METRICS = ("w1", "ks", "kuiper")
 
@@ -284,24 +295,6 @@ def _density(name, f, n_labels, labelled):
 
 
 # ---------------------------------------------------------------------- the discrete operator
-def _bessel_scaled(beta, n_modes):
-    """``e^{-beta} I_k(beta)``, ``k = 0 .. n_modes - 1``, by the FFT of ``e^{beta (cos u - 1)}``.
-
-    The trapezoid rule on ``K`` points adds ``e^{-beta} I_{K - k}(beta)`` and farther terms to
-    the ``k``-th coefficient; ``K`` is chosen so that they are below rounding.  ``expm1`` keeps
-    the coefficients ``k >= 1`` accurate for a tiny ``beta``.
-    """
-    need = 2 * n_modes + int(40.0 * math.sqrt(beta)) + 64
-    size = 1 << max(6, (need - 1).bit_length())
-    u = TWO_PI * np.arange(size) / size
-    coef = np.fft.rfft(np.expm1(beta * (np.cos(u) - 1.0))).real / size
-    coef[0] += 1.0
-    out = np.zeros(n_modes)
-    n = min(n_modes, coef.size)
-    out[:n] = coef[:n]
-    return np.maximum(out, 0.0)
-
-
 class _Operator:
     """The discretized equation on ``m`` points: coefficients computed once per run."""
 
@@ -321,7 +314,7 @@ class _Operator:
             self.k_max = 1.0  # max |phi'(cos u) sin u|
             self.phi_bound = 1.0
         else:
-            ive = _bessel_scaled(beta, self.N)
+            ive = scaled_bessel_i(self.N, beta)
             self.scaled = ive
             self.phi_hat = TWO_PI * math.exp(beta) / beta * ive
             u = np.linspace(0.0, np.pi, 2001)
@@ -487,11 +480,11 @@ class DensityTrajectory:
     status: Status
     message: str
     model: Model
-    xi: np.ndarray = None
-    rho: np.ndarray = None
-    rtol: float = None
-    atol: float = None
-    t_unresolved: float = None
+    xi: np.ndarray | None = None
+    rho: np.ndarray | None = None
+    rtol: float | None = None
+    atol: float | None = None
+    t_unresolved: float | None = None
     steps_accepted: int = 0
     steps_rejected: int = 0
     n_rhs: int = 0
@@ -570,6 +563,53 @@ def _grid_norm(values, scale):
     return float(np.sqrt(np.mean((values / scale) ** 2)))
 
 
+class _DensityField:
+    """The Galerkin right-hand side as a stepper's field (:mod:`usaav_edu.dynamics.integrate`).
+
+    The state is the gauge coefficients ``g`` (``(L, N)`` complex); its retraction is the
+    identity, so the velocity at an accepted state is the last stage of its step.  The error
+    of a trial step is measured on the grid values,
+    ``sqrt(mean((e / (atol + rtol max(|f|, |f_new|)))^2))``, and the grid values ``grid`` of the
+    current state are kept for the monitors.  ``bad`` is why the last trial's velocity was not
+    finite (None if it was), ``max_step()`` the stability bound ``STABILITY / ((N - 1) max|w|)``
+    at the last evaluation.
+    """
+
+    reuse_last_stage = True
+    stage_speed = None
+
+    def __init__(self, op, grid):
+        self.op, self.grid, self.bad, self._trial = op, grid, None, None
+
+    def __call__(self, g, out):
+        out[...] = self.op.rhs(g)
+        return out
+
+    def retract(self, g):
+        """The identity; the grid values of the accepted state become ``grid``."""
+        if self._trial is None:
+            self.grid = self.op.values(g)
+            return bool(np.all(np.isfinite(self.grid)))
+        self.grid, self._trial = self._trial, None
+        return True
+
+    def error_norm(self, g, g_new, h, e, ks, rtol, atol):
+        """The scaled error of a trial step on the grid, and whether the trial is finite."""
+        op = self.op
+        self.bad, op.bad = op.bad, None
+        f_new = op.values(g_new)
+        e_grid = op.values(h * _combine(e, ks))
+        self._trial = f_new
+        if not (np.all(np.isfinite(f_new)) and np.all(np.isfinite(e_grid))):
+            return np.inf, False
+        scale = atol + rtol * np.maximum(np.abs(self.grid), np.abs(f_new))
+        return _grid_norm(e_grid, scale), True
+
+    def max_step(self):
+        """The largest stable step at the last velocity (see ``STABILITY``)."""
+        return STABILITY / max((self.op.N - 1) * self.op.speed, 1e-300)
+
+
 def _first_step(op, g, f_grid, k1, rtol, atol, dt):
     """A first trial step: ``0.01 |f| / |df/dt|`` in the error norm, at most one frame."""
     scale = atol + rtol * np.abs(f_grid)
@@ -585,16 +625,227 @@ def _unresolved(op, g, f_grid, tail_tol, negative_tol):
     low, top = float(np.min(f_grid)), float(np.max(f_grid))
     if not np.isfinite(tail) or tail > tail_tol:
         return (f"the top third of the Fourier modes carries {tail:.2g} of the norm of "
-                           f"the density (tail_tol = {tail_tol:g})")
+                f"the density (tail_tol = {tail_tol:g})")
     if low < -negative_tol * top:
         return (f"the density has a value {low:.3g} below -negative_tol * max f "
-                           f"(negative_tol = {negative_tol:g}, max f = {top:.3g})")
+                f"(negative_tol = {negative_tol:g}, max f = {top:.3g})")
     return None
 
 
+@dataclass(frozen=True, eq=False)
+class _Settings:
+    """The checked arguments of a :func:`solve` call."""
+
+    model: Model
+    omega: float
+    xi: np.ndarray
+    rho: np.ndarray
+    a: np.ndarray
+    f0: np.ndarray
+    times: np.ndarray
+    rtol: float
+    atol: float
+    max_steps: int
+    method: str
+    on_failure: str
+    tail_tol: float
+    negative_tol: float
+
+    @property
+    def m(self):
+        return self.f0.shape[1]
+
+    @property
+    def t_max(self):
+        return float(self.times[-1])
+
+    @property
+    def where(self):
+        return f"model {self.model.name}, m = {self.m}"
+
+
+def _method(method):
+    """``method`` checked: "dopri5" (the only one; a fixed step is refused with the reason)."""
+    if method == "rk4":
+        raise ValueError(
+            "method='rk4' is not available for the density solver: a fixed step has no control "
+            "of the error of the fastest Fourier modes, whose growth the solver reads as the "
+            "density outgrowing its grid; use method='dopri5' (the choices: "
+            f"{', '.join(map(repr, METHODS))})")
+    return v.choice("method", method, METHODS)
+
+
+def _on_failure(on_failure, on_unresolved):
+    """``on_failure`` checked, taking the deprecated ``on_unresolved`` ("stop" is "return")."""
+    if on_unresolved is not None:
+        if on_failure is not None:
+            raise TypeError("give on_failure or the deprecated on_unresolved, not both")
+        warnings.warn("solve(on_unresolved=...) is deprecated: use on_failure='raise' or "
+                      "on_failure='return' (on_unresolved='stop' is on_failure='return')",
+                      DeprecationWarning, stacklevel=3)
+        on_unresolved = v.choice("on_unresolved", on_unresolved, ("raise", "stop"))
+        return "return" if on_unresolved == "stop" else "raise"
+    return v.choice("on_failure", "raise" if on_failure is None else on_failure, ON_FAILURE)
+
+
+def _frame_times(t_max, n_frames):
+    """``n_frames`` equally spaced times on ``[0, t_max]``, refused if two coincide."""
+    times = np.linspace(0.0, t_max, n_frames)
+    if not np.all(np.diff(times) > 0.0):
+        raise ValueError(
+            f"t_max = {float(t_max)!r} is too short for n_frames = {n_frames}: the frame times "
+            f"k t_max / (n_frames - 1) are not strictly increasing in floating point (some "
+            f"coincide), so there is nothing to integrate between them; give a larger t_max or "
+            f"fewer n_frames")
+    return times
+
+
+def _check_resolved(f_in, tail_tol):
+    """Refuse an initial density whose tail is above ``tail_tol``."""
+    m = f_in.shape[1]
+    full = np.fft.rfft(f_in, axis=-1) * (TWO_PI / m)
+    full[:, -1] *= 0.5  # the mode m/2 is cos(m theta / 2): half of it sits at +-m/2
+    tail0 = _tail(full)
+    if tail0 > tail_tol:
+        raise ValueError(f"f0 is not resolved by the grid of m = {m} points: the top third of its "
+                         f"Fourier modes carries {tail0:.2g} of its norm (tail_tol = "
+                         f"{tail_tol:g}); use a finer grid (larger m) or a smoother f0")
+
+
+def _settings(model, f0, t_max, xi, rho, n_frames, rtol, atol, max_steps, method, on_failure,
+              on_unresolved, tail_tol, negative_tol):
+    """Every argument of :func:`solve` checked, before any work (TypeError, ValueError)."""
+    model, omega = _circle_model(model)
+    xi, rho, a = _labels(model, xi, rho)
+    _check_normalizer(model, xi, rho, a)
+    f_in = _density("f0", f0, 1 if xi is None else xi.size, xi is not None)
+    t_max = v.real_scalar("t_max", t_max, minimum=0.0, strict=True)
+    n_frames = v.integer("n_frames", n_frames, minimum=2)
+    rtol = v.real_scalar("rtol", rtol, minimum=0.0, strict=True)
+    atol = v.real_scalar("atol", atol, minimum=0.0, strict=True)
+    if max_steps is not None:
+        max_steps = v.integer("max_steps", max_steps, minimum=1)
+    method = _method(method)
+    on_failure = _on_failure(on_failure, on_unresolved)
+    tail_tol = v.real_scalar("tail_tol", tail_tol, minimum=0.0, strict=True, maximum=1.0)
+    negative_tol = v.real_scalar("negative_tol", negative_tol, minimum=0.0)
+    _check_resolved(f_in, tail_tol)
+    return _Settings(model, omega, xi, rho, a, f_in, _frame_times(t_max, n_frames), rtol, atol,
+                     max_steps, method, on_failure, tail_tol, negative_tol)
+
+
+def _budget(op, s):
+    """Refuse a run estimated beyond ``max_steps``: the step is bounded by stability."""
+    rate = (op.N - 1) * op.max_speed()
+    estimate = (s.times.size - 1) + s.t_max * rate / STABILITY
+    cap = s.max_steps if s.max_steps is not None else 2.0 ** 63
+    if estimate > cap:
+        raise ValueError(
+            f"solve would take about {estimate:.2g} Dormand-Prince steps, more than "
+            f"max_steps = {s.max_steps}: the stable step is about 0.95 / ((m/2 - 1) max|w|) = "
+            f"{STABILITY / max(rate, 1e-300):.3g} (m = {s.m}, max|w| <= {op.max_speed():.3g}). "
+            f"Choose a smaller m, t_max or beta, or a larger max_steps (None: no cap).")
+
+
+class _Plan(NamedTuple):
+    """How a run is integrated: the operator, its field, the stepper, controller and buffers."""
+
+    op: _Operator
+    field: _DensityField
+    stepper: object
+    controller: Controller
+    work: Workspace
+    g: np.ndarray
+    h: float
+
+
+def _plan(s):
+    """The operator and the stepper of a run, and its first step (the velocity at ``f0``, which
+    the first trial step reuses, counts as one evaluation)."""
+    op = _Operator(s.model, s.omega, s.xi, s.a, s.m)
+    _budget(op, s)
+    g = op.coefficients(s.f0)
+    field = _DensityField(op, op.values(g))
+    stepper = STEPPERS[s.method]
+    work = Workspace(stepper.tableau, g)
+    field(g, work.ks[0])
+    if op.bad is not None:
+        raise IntegrationError(f"solve cannot start ({s.where}): {op.bad}")
+    work.fresh = True
+    op.bad = None
+    controller = stepper.controller(h_min=4.0 * EPS * 1e-3 * s.t_max, h_max=field.max_step)
+    h = min(_first_step(op, g, field.grid, work.ks[0], s.rtol, s.atol, s.times[1]),
+            field.max_step())
+    return _Plan(op, field, stepper, controller, work, g, h)
+
+
+class _Frames:
+    """The frames of a run as the frame loop reaches them, and the monitors after every step."""
+
+    def __init__(self, s, plan):
+        self.s, self.op, self.field, self.g = s, plan.op, plan.field, plan.g
+        self.gs = [plan.g.copy()]
+        self.energies = [plan.op.energy(plan.g, s.rho)]
+        self.tails = [_tail(plan.g)]
+        self.status, self.message, self.t_bad = Status.COMPLETED, Status.COMPLETED.message, None
+
+    def after_step(self, t):
+        """After every accepted step: True (stop) if the density is no longer resolved."""
+        s = self.s
+        why = _unresolved(self.op, self.g, self.field.grid, s.tail_tol, s.negative_tol)
+        if why is None:
+            return False
+        self.status, self.t_bad = Status.UNRESOLVED, t
+        self.message = (f"the density sharpened beyond what the grid of m = {s.m} points "
+                        f"resolves (collapse) at t = {t:.4g}: {why}. The frames end at "
+                        f"t = {s.times[len(self.gs) - 1]:.4g}; use a finer grid (larger m) or a "
+                        f"shorter t_max.")
+        return True
+
+    def after_frame(self, fr, g, res):
+        """Keep frame ``fr`` and check that the energy did not fall."""
+        self.gs.append(g.copy())
+        self.energies.append(self.op.energy(g, self.s.rho))
+        self.tails.append(_tail(g))
+        _check_energy(self.s.model, self.op, self.energies, self.s.times, fr, self.s.rtol)
+
+
+def _failure(run, field, s):
+    """The IntegrationError for a frame loop that ended other than OK or by the monitors."""
+    t = run.t
+    if run.outcome is Outcome.MAX_STEPS:
+        return IntegrationError(
+            f"solve used all max_steps = {s.max_steps} trial steps and stopped at t = {t:.6g}, "
+            f"before t_max = {s.t_max:g} ({s.where}): raise max_steps (None: no cap), shorten "
+            f"t_max, use a coarser grid or loosen rtol/atol")
+    if run.outcome is Outcome.NONFINITE_TRIALS and field.bad is not None:
+        return IntegrationError(f"solve stopped at t = {t:.6g} ({s.where}): {field.bad}, however "
+                                f"small the step (not a matter of rtol and atol)")
+    return IntegrationError(
+        f"solve could not meet its tolerances at t = {t:.6g} ({s.where}, rtol = {s.rtol:g}, "
+        f"atol = {s.atol:g}): the step underflowed to {run.h:.3g}; loosen rtol and atol")
+
+
+def _result(s, plan, frames, run):
+    """The :class:`DensityTrajectory` of the frames reached."""
+    op = plan.op
+    f_count = len(frames.gs)
+    cs = op.content(np.array(frames.gs))
+    f_out = op.values(cs)
+    if s.xi is None:
+        cs, f_out = cs[:, 0], f_out[:, 0]
+    return DensityTrajectory(
+        t=s.times[:f_count].copy(), theta=TWO_PI * np.arange(s.m) / s.m, f=f_out,
+        coefficients=cs, energy=np.array(frames.energies), mass=cs[..., 0].real.copy(),
+        min_density=f_out.reshape(f_count, -1).min(axis=1), tail=np.array(frames.tails),
+        status=frames.status, message=frames.message, model=s.model, xi=s.xi, rho=s.rho,
+        rtol=s.rtol, atol=s.atol, t_unresolved=frames.t_bad, steps_accepted=run.accepted,
+        steps_rejected=run.rejected, n_rhs=run.n_rhs + 1)
+
+
 def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=1e-10,
-          max_steps=DEFAULT_MAX_STEPS, on_unresolved="raise", tail_tol=TAIL_TOL,
-          negative_tol=NEGATIVE_TOL):
+          max_steps=DEFAULT_MAX_STEPS, method="dopri5", on_failure=None, tail_tol=TAIL_TOL,
+          negative_tol=NEGATIVE_TOL, on_unresolved=None):
     """Solve the density equation on the circle from ``f0`` up to ``t_max``.
 
     ::
@@ -635,13 +886,22 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
         The most trial steps (None: no cap).  A run estimated beyond it is refused before it
         starts: the step is bounded by about ``3.3 / ((m / 2) max|w|)`` (the fastest Fourier
         mode is advected at ``(m / 2) max|w|``).
-    on_unresolved : {"raise", "stop"}
-        When the density outgrows the grid: raise :class:`~usaav_edu.errors.UnresolvedError`, or return the
-        frames computed so far with ``status`` ``Status.UNRESOLVED``.
+    method : {"dopri5"}
+        The time stepper: Dormand-Prince 5(4) with error control
+        (:data:`usaav_edu.dynamics.integrate.METHODS`, as for :func:`usaav_edu.simulate`);
+        ``"rk4"`` is refused (a fixed step would not control the fastest modes).
+    on_failure : {"raise", "return"} or None
+        When the density outgrows the grid: raise :class:`~usaav_edu.errors.UnresolvedError`
+        (None, the default, is "raise"), or return the frames computed so far with ``status``
+        ``Status.UNRESOLVED``.  Errors that mean the integration itself is wrong (below) are
+        raised either way.
     tail_tol : float
         The largest tail (module docstring) of a resolved density, in ``(0, 1)``.
     negative_tol : float
         A grid value below ``-negative_tol * max f`` means unresolved; >= 0.
+    on_unresolved : {"raise", "stop"} or None
+        Deprecated: ``on_failure`` ("stop" is "return"); a DeprecationWarning, and a TypeError
+        if both are given.
 
     Returns
     -------
@@ -655,7 +915,7 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
         ``rho_j b(xi_l, xi_j)`` all vanish (its velocity would be 0 / 0), or a run estimated
         beyond ``max_steps``; all before any step.
     UnresolvedError
-        With ``on_unresolved="raise"``, when the density sharpens beyond the grid: the message
+        With ``on_failure="raise"``, when the density sharpens beyond the grid: the message
         gives the time and what to change; ``.partial`` holds the frames before it.
     IntegrationError
         When the velocity is not finite (naming why), the step underflows, the step budget runs
@@ -666,139 +926,19 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
     The book's chapter on the mean-field limit; J. R. Dormand and P. J. Prince, "A family of
     embedded Runge-Kutta formulae", J. Comput. Appl. Math. 6 (1980) 19-26.
     """
-    model, omega = _circle_model(model)
-    xi, rho, a = _labels(model, xi, rho)
-    _check_normalizer(model, xi, rho, a)
-    labelled = xi is not None
-    f_in = _density("f0", f0, 1 if xi is None else xi.size, labelled)
-    m = f_in.shape[1]
-    t_max = v.real_scalar("t_max", t_max, minimum=0.0, strict=True)
-    n_frames = v.integer("n_frames", n_frames, minimum=2)
-    rtol = v.real_scalar("rtol", rtol, minimum=0.0, strict=True)
-    atol = v.real_scalar("atol", atol, minimum=0.0, strict=True)
-    if max_steps is not None:
-        max_steps = v.integer("max_steps", max_steps, minimum=1)
-    on_unresolved = v.choice("on_unresolved", on_unresolved, ("raise", "stop"))
-    tail_tol = v.real_scalar("tail_tol", tail_tol, minimum=0.0, strict=True, maximum=1.0)
-    negative_tol = v.real_scalar("negative_tol", negative_tol, minimum=0.0)
-
-    full = np.fft.rfft(f_in, axis=-1) * (TWO_PI / m)
-    full[:, -1] *= 0.5  # the mode m/2 is cos(m theta / 2): half of it sits at +-m/2
-    tail0 = _tail(full)
-    if tail0 > tail_tol:
-        raise ValueError(f"f0 is not resolved by the grid of m = {m} points: the top third of its "
-                         f"Fourier modes carries {tail0:.2g} of its norm (tail_tol = "
-                         f"{tail_tol:g}); use a finer grid (larger m) or a smoother f0")
-
-    times = np.linspace(0.0, t_max, n_frames)
-    if not np.all(np.diff(times) > 0.0):
-        raise ValueError(
-            f"t_max = {float(t_max)!r} is too short for n_frames = {n_frames}: the frame times "
-            f"k t_max / (n_frames - 1) are not strictly increasing in floating point (some "
-            f"coincide), so there is nothing to integrate between them; give a larger t_max or "
-            f"fewer n_frames")
-    op = _Operator(model, omega, xi, a, m)
-    rate = (op.N - 1) * op.max_speed()
-    estimate = (n_frames - 1) + t_max * rate / STABILITY
-    cap = max_steps if max_steps is not None else 2.0 ** 63
-    if estimate > cap:
-        raise ValueError(
-            f"solve would take about {estimate:.2g} Dormand-Prince steps, more than "
-            f"max_steps = {max_steps}: the stable step is about 0.95 / ((m/2 - 1) max|w|) = "
-            f"{STABILITY / max(rate, 1e-300):.3g} (m = {m}, max|w| <= {op.max_speed():.3g}). "
-            f"Choose a smaller m, t_max or beta, or a larger max_steps (None: no cap).")
-
-    g = op.coefficients(f_in)
-    frames = [g.copy()]
-    energies = [op.energy(g, rho)]
-    tab = DOPRI5
-    rows, weights, errs = tab.rows, tab.weights, tab.errors
-    ks = np.empty((tab.stages + 1,) + g.shape, dtype=complex)
-    f_grid = op.values(g)
-    ks[0] = op.rhs(g)
-    if op.bad is not None:
-        raise IntegrationError(f"solve cannot start (model {model.name}, m = {m}): {op.bad}")
-    n_rhs = 1
-    h_cap = STABILITY / max((op.N - 1) * op.speed, 1e-300)
-    h = min(_first_step(op, g, f_grid, ks[0], rtol, atol, times[1]), h_cap)
-    accepted = rejected = 0
-    t = 0.0
-    status, message, t_bad = Status.COMPLETED, "", None
-    tails = [_tail(g)]
-    for fr in range(1, n_frames):
-        t_end = times[fr]
-        while t < t_end and status is Status.COMPLETED:
-            if max_steps is not None and accepted + rejected >= max_steps:
-                raise IntegrationError(
-                    f"solve used all max_steps = {max_steps} trial steps and stopped at t = "
-                    f"{t:.6g}, before t_max = {t_max:g} (model {model.name}, m = {m}): raise "
-                    f"max_steps (None: no cap), shorten t_max, use a coarser grid or loosen "
-                    f"rtol/atol")
-            last = t + h >= t_end
-            step = t_end - t if last else h
-            op.bad = None
-            for s, row in enumerate(rows, start=1):
-                ks[s] = op.rhs(g + step * _combine(row, ks))
-            g_new = g + step * _combine(weights, ks)
-            k_last = op.rhs(g_new)
-            ks[tab.stages] = k_last
-            n_rhs += tab.stages
-            f_new = op.values(g_new)
-            e_grid = op.values(step * _combine(errs, ks))
-            scale = atol + rtol * np.maximum(np.abs(f_grid), np.abs(f_new))
-            finite = np.all(np.isfinite(f_new)) and np.all(np.isfinite(e_grid))
-            err = _grid_norm(e_grid, scale) if finite else np.inf
-            if err <= 1.0:
-                g, f_grid = g_new, f_new
-                ks[0] = k_last
-                t = t_end if last else t + step
-                accepted += 1
-                fac = 5.0 if err == 0.0 else min(5.0, max(0.2, 0.9 * err ** -0.2))
-                h = step * fac if not last else max(h, step * fac) if fac > 1.0 else h
-                h = min(h, STABILITY / max((op.N - 1) * op.speed, 1e-300))
-                why = _unresolved(op, g, f_grid, tail_tol, negative_tol)
-                if why is not None:
-                    status, t_bad = Status.UNRESOLVED, t
-                    message = (f"the density sharpened beyond what the grid of m = {m} points "
-                               f"resolves (collapse) at t = {t:.4g}: {why}. The frames end at "
-                               f"t = {times[fr - 1]:.4g}; use a finer grid (larger m) or a "
-                               f"shorter t_max.")
-            else:
-                rejected += 1
-                h = step * (0.2 if not np.isfinite(err) else max(0.2, 0.9 * err ** -0.2))
-                if h <= 4.0 * EPS * max(abs(t), 1e-3 * t_max) and op.bad is not None:
-                    raise IntegrationError(
-                        f"solve stopped at t = {t:.6g} (model {model.name}, m = {m}): {op.bad}, "
-                        f"however small the step (not a matter of rtol and atol)")
-                if h <= 4.0 * EPS * max(abs(t), 1e-3 * t_max):
-                    raise IntegrationError(
-                        f"solve could not meet its tolerances at t = {t:.6g} (model "
-                        f"{model.name}, m = {m}, rtol = {rtol:g}, atol = {atol:g}): the step "
-                        f"underflowed to {h:.3g}; loosen rtol and atol")
-        if status is not Status.COMPLETED:
-            break
-        frames.append(g.copy())
-        energies.append(op.energy(g, rho))
-        tails.append(_tail(g))
-        _check_energy(model, op, energies, times, fr, rtol)
-    f_count = len(frames)
-    gs = np.array(frames)
-    cs = op.content(gs)
-    f_out = op.values(cs)
-    if status is Status.COMPLETED:
-        message = Status.COMPLETED.message
-    if not labelled:
-        cs, f_out = cs[:, 0], f_out[:, 0]
-    mass = cs[..., 0].real.copy()
-    result = DensityTrajectory(
-        t=times[:f_count].copy(), theta=TWO_PI * np.arange(m) / m, f=f_out, coefficients=cs,
-        energy=np.array(energies), mass=mass,
-        min_density=f_out.reshape(f_count, -1).min(axis=1), tail=np.array(tails), status=status,
-        message=message, model=model, xi=xi, rho=rho, rtol=rtol, atol=atol, t_unresolved=t_bad,
-        steps_accepted=accepted, steps_rejected=rejected, n_rhs=n_rhs)
-    if status is Status.UNRESOLVED and on_unresolved == "raise":
-        raise UnresolvedError(message + " (on_unresolved='stop' returns the frames instead)",
-                              t_bad, result)
+    s = _settings(model, f0, t_max, xi, rho, n_frames, rtol, atol, max_steps, method, on_failure,
+                  on_unresolved, tail_tol, negative_tol)
+    plan = _plan(s)
+    frames = _Frames(s, plan)
+    control = Control(s.rtol, s.atol, plan.controller.h_min, s.max_steps, frames.after_step)
+    run = run_frames(plan.g, s.times, plan.h, plan.stepper, plan.field, control, plan.controller,
+                     frames.after_frame, plan.work)
+    if run.outcome is not Outcome.OK and frames.status is Status.COMPLETED:
+        raise _failure(run, plan.field, s)
+    result = _result(s, plan, frames, run)
+    if frames.status is Status.UNRESOLVED and s.on_failure == "raise":
+        raise UnresolvedError(frames.message + " (on_failure='return' returns the frames instead)",
+                              frames.t_bad, result)
     return result
 
 
@@ -1093,54 +1233,63 @@ def empirical_distance(theta, f, metric="w1"):
     return _w1(cdf, s)
 
 
-def _w1(cdf, s):
-    """``min_c int |F_n - F - c|`` over the pieces between the angles and the fine grid."""
-    n, K, h = s.size, cdf.K, cdf.h
-    nodes = TWO_PI * np.arange(K + 1) / K
-    points = np.concatenate([nodes, s])
-    kind = np.concatenate([np.zeros(K + 1, dtype=np.int64), np.ones(n, dtype=np.int64)])
-    order = np.lexsort((kind, points))
-    points, kind = points[order], kind[order]
-    count = np.cumsum(kind)            # angles at or before each point
-    cell = np.cumsum(1 - kind) - 1     # the fine cell [x_j, x_{j+1}] that starts at or before
-    a, b = points[:-1], points[1:]
-    alpha = count[:-1] / n             # F_n on (a, b)
-    keep = b > a
-    a, b, alpha = a[keep], b[keep], alpha[keep]
-    j = np.clip(cell[:-1][keep], 0, K - 1)
-    ta = np.clip((a - nodes[j]) / h, 0.0, 1.0)
-    tb = np.clip((b - nodes[j]) / h, 0.0, 1.0)
-    fa, _ = cdf._cell(j, ta)
-    fb, _ = cdf._cell(j, tb)
-    ia = cdf._integral(j, ta)
-    total = cdf._integral(j, tb) - ia  # int_a^b F
-    length = b - a
+class _Pieces:
+    """The pieces between the sorted angles ``s`` and the fine grid of ``cdf``, on each of which
+    ``F_n`` is a constant ``alpha`` and ``F`` a cubic (one cell ``j``, local ``ta .. tb``)."""
 
-    def split(c):
-        beta = alpha - c               # D - c = beta - F on (a, b)
-        inside = (beta > fa) & (beta < fb)
-        t = np.where(beta <= fa, ta, tb)
+    def __init__(self, cdf, s):
+        n, K, h = s.size, cdf.K, cdf.h
+        self.cdf = cdf
+        nodes = TWO_PI * np.arange(K + 1) / K
+        points = np.concatenate([nodes, s])
+        kind = np.concatenate([np.zeros(K + 1, dtype=np.int64), np.ones(n, dtype=np.int64)])
+        order = np.lexsort((kind, points))
+        points, kind = points[order], kind[order]
+        count = np.cumsum(kind)            # angles at or before each point
+        cell = np.cumsum(1 - kind) - 1     # the fine cell [x_j, x_{j+1}] that starts at or before
+        a, b = points[:-1], points[1:]
+        alpha = count[:-1] / n             # F_n on (a, b)
+        keep = b > a
+        self.a, self.b, self.alpha = a[keep], b[keep], alpha[keep]
+        self.j = j = np.clip(cell[:-1][keep], 0, K - 1)
+        self.ta = np.clip((self.a - nodes[j]) / h, 0.0, 1.0)
+        self.tb = np.clip((self.b - nodes[j]) / h, 0.0, 1.0)
+        self.fa, _ = cdf._cell(j, self.ta)
+        self.fb, _ = cdf._cell(j, self.tb)
+        self.ia = cdf._integral(j, self.ta)
+        self.total = cdf._integral(j, self.tb) - self.ia  # int_a^b F
+        self.length = self.b - self.a
+        self.rise = np.where(self.fb > self.fa, self.fb - self.fa, 1.0)
+
+    def split(self, c):
+        """``beta = F_n - c`` on each piece and the local coordinate where ``F = beta``."""
+        beta = self.alpha - c              # D - c = beta - F on (a, b)
+        inside = (beta > self.fa) & (beta < self.fb)
+        t = np.where(beta <= self.fa, self.ta, self.tb)
         if np.any(inside):
-            ji = j[inside]
-            t_in = cdf.solve_in(ji, beta[inside], ta[inside], tb[inside])
+            t_in = self.cdf.solve_in(self.j[inside], beta[inside], self.ta[inside],
+                                     self.tb[inside])
             t = t.copy()
             t[inside] = t_in
         return beta, t
 
-    rise = np.where(fb > fa, fb - fa, 1.0)
+    def below(self, c):
+        """The length where ``D < c``, i.e. ``F > beta``, with ``F`` taken linear on each piece.
 
-    def below(c):                      # the length where D < c, i.e. F > beta
-        # F taken linear on each piece (at most one cell of the fine grid): a cheap bisection
-        # for the median, off by about the curvature of F over a piece, which the Newton steps
-        # below remove with the exact (cubic) F
-        beta = alpha - c
-        cut = np.clip((beta - fa) / rise, 0.0, 1.0)
-        return float(np.sum(length * (1.0 - cut)))
+        A cheap bisection for the median, off by about the curvature of ``F`` over a piece (at
+        most one cell of the fine grid), which the Newton steps of :func:`_w1_median` remove
+        with the exact (cubic) ``F``.
+        """
+        cut = np.clip((self.alpha - c - self.fa) / self.rise, 0.0, 1.0)
+        return float(np.sum(self.length * (1.0 - cut)))
 
-    lo, hi = float(np.min(alpha - fb)), float(np.max(alpha - fa))
+
+def _w1_median(p):
+    """A median ``c`` of ``D = F_n - F``: the length where ``D < c`` is ``pi``."""
+    lo, hi = float(np.min(p.alpha - p.fb)), float(np.max(p.alpha - p.fa))
     for _ in range(60):
         mid = 0.5 * (lo + hi)
-        if below(mid) < np.pi:
+        if p.below(mid) < np.pi:
             lo = mid
         else:
             hi = mid
@@ -1148,18 +1297,25 @@ def _w1(cdf, s):
             break
     c = 0.5 * (lo + hi)
     # then Newton steps on the exact length (F cubic), with the linear model's slope
+    h = p.cdf.h
     for _ in range(4):
-        beta, t = split(c)
-        g = float(np.sum(b - (j + t) * h * (beta > fa) - a * (beta <= fa))) - np.pi
-        inside = (beta > fa) & (beta < fb)
-        slope = float(np.sum(length[inside] / rise[inside]))
+        beta, t = p.split(c)
+        g = float(np.sum(p.b - (p.j + t) * h * (beta > p.fa) - p.a * (beta <= p.fa))) - np.pi
+        inside = (beta > p.fa) & (beta < p.fb)
+        slope = float(np.sum(p.length[inside] / p.rise[inside]))
         if abs(g) <= 1e-15 * TWO_PI or slope <= 0.0:
             break
         c -= g / slope
-    beta, t = split(c)
-    theta_star = (j + t) * h
-    left = cdf._integral(j, t) - ia    # int_a^theta* F
-    value = beta * (2 * theta_star - a - b) - 2 * left + total
-    value = np.where(beta <= fa, total - beta * length, value)
-    value = np.where(beta >= fb, beta * length - total, value)
+    return c
+
+
+def _w1(cdf, s):
+    """``min_c int |F_n - F - c|`` over the pieces between the angles and the fine grid."""
+    p = _Pieces(cdf, s)
+    beta, t = p.split(_w1_median(p))
+    theta_star = (p.j + t) * cdf.h
+    left = cdf._integral(p.j, t) - p.ia    # int_a^theta* F
+    value = beta * (2 * theta_star - p.a - p.b) - 2 * left + p.total
+    value = np.where(beta <= p.fa, p.total - beta * p.length, value)
+    value = np.where(beta >= p.fb, beta * p.length - p.total, value)
     return float(np.sum(value))

@@ -1,26 +1,38 @@
-"""Time stepping on the product of spheres (Numba): one stepper contract.
+"""Time stepping (Numba kernels on the state): one stepper contract for particles and densities.
 
-Every stepper works on the gauge coordinates ``yt`` (a ``(d, n)`` array, one
-column per token) and uses the same retraction: after every accepted step each
-column is divided by its norm, ``y_i <- y_i / |y_i|``.  The retraction keeps
-``|y_i| = 1`` to rounding and does not lower the order of the method (the
-update differs from the exact flow, which stays on the sphere, by O(h^{p+1})).
+A stepper is registered by name in :data:`METHODS` and has one method,
+``advance(y, t, t_end, h, field, control, controller=None, work=None) -> Advance``:
 
-An explicit Runge-Kutta method is a :class:`ButcherTableau`; a stepper is
-registered by name in :data:`METHODS` and has one method,
-``advance(yt, t, t_end, h, field, control) -> Advance``:
-
-* ``"rk4"`` (:class:`FixedStepper` with :data:`RK4`): classical Runge-Kutta 4
+* ``"rk4"`` (:class:`FixedStepper` with :data:`~.tableaus.RK4`): classical Runge-Kutta 4
   with the fixed step ``h``.
-* ``"dopri5"`` (:class:`AdaptiveStepper` with :data:`DOPRI5`): Dormand-Prince
-  5(4), the embedded pair of ``ode45`` and ``solve_ivp(method="RK45")``, with
-  the error norm ``sqrt(mean((e / (atol + rtol max(|y|, |y_new|)))^2))`` and the
-  step factor ``min(5, max(0.2, 0.9 err^(-1/5)))``.  A trial step whose stages
-  or result are not finite is rejected (as one whose error estimate is too
-  large) and retried with a fifth of the step; only a non-finite accepted
-  state is fatal.
+* ``"dopri5"`` (:class:`AdaptiveStepper` with :data:`~.tableaus.DOPRI5`): Dormand-Prince
+  5(4), the embedded pair of ``ode45`` and ``solve_ivp(method="RK45")``, with the error norm
+  ``sqrt(mean((e / (atol + rtol max(|y|, |y_new|)))^2))`` and the step chosen by the
+  :class:`~.controller.Controller` (exponent ``-1/5``).  A trial step whose stages or result are
+  not finite is rejected (as one whose error estimate is too large) and retried with a fifth
+  of the step; only a non-finite accepted state is fatal.
 
-Each call ends with an :class:`Outcome`, whose ``message`` says what it means.
+**The field and its state.**  The state ``y`` is a 2-d array (real or complex) and the field a
+callable ``field(y, out)`` writing ``dy/dt`` into ``out``.  After every accepted step the
+stepper applies the field's **retraction** ``field.retract(y) -> bool`` (in place; False if
+the state is not finite), and it measures a trial step with ``field.error_norm(y, y_new, h, e,
+ks, rtol, atol) -> (err, finite)``, the scaled norm of the error estimate ``h sum_m e_m k_m``.
+A field without these methods is a set of tokens on spheres: ``y`` is ``(d, n)``, one column
+per token, and the defaults are
+
+* the retraction ``y_i <- y_i / |y_i|`` for every mobile token (``field.mobile``,
+  ``field.has_frozen``), which keeps ``|y_i| = 1`` to rounding and does not lower the order of
+  the method (the update differs from the exact flow, which stays on the sphere, by
+  ``O(h^{p+1})``);
+* the error norm on the entries of ``y`` (above).
+
+A field whose retraction is the identity (a density's Fourier coefficients) says so with
+``field.reuse_last_stage = True``: the velocity at an accepted state is then the last stage
+of its step ("first same as last") and is not evaluated again.  ``field.stage_speed = None``
+turns off the speed integral of :class:`Advance` (defined for real states).
+
+Each call ends with an :class:`Outcome`, whose ``message`` says what it means; the frame loop
+of :mod:`.loop` calls ``advance`` from frame time to frame time.
 
 References
 ----------
@@ -28,9 +40,10 @@ J. R. Dormand and P. J. Prince, "A family of embedded Runge-Kutta formulae",
 J. Comput. Appl. Math. 6 (1980) 19-26.
 E. Hairer, S. P. Norsett, G. Wanner, *Solving Ordinary Differential Equations I*,
 2nd ed., Springer (1993), section II.4 (step size control).
+P.-A. Absil, R. Mahony, R. Sepulchre, *Optimization Algorithms on Matrix Manifolds*,
+Princeton University Press (2008), section 4.1 (retractions).
 """
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
@@ -39,8 +52,12 @@ from numba import njit
 
 from ..rhs import KernelParams
 from ..rhs import velocity as rhs_velocity
+from .controller import EPS, Controller  # noqa: F401  (EPS re-exported)
+from .tableaus import DOPRI5, RK4, ButcherTableau  # noqa: F401  (ButcherTableau re-exported)
 
-EPS = np.finfo(np.float64).eps
+# ButcherTableau, RK4, DOPRI5 (.tableaus), Controller and EPS (.controller) stay importable here
+__all__ = ["Outcome", "Advance", "Control", "Workspace", "GaugeField", "velocity", "FixedStepper",
+           "AdaptiveStepper", "METHODS"]
 
 
 class Outcome(Enum):
@@ -53,6 +70,7 @@ class Outcome(Enum):
     NONFINITE_TRIALS = ("every trial step gave a non-finite state or velocity while the step "
                         "shrank below the smallest meaningful step")
     MAX_STEPS = "the step budget ran out before the end time"
+    STOPPED = "a callback asked the integration to stop after an accepted step"
 
     @property
     def message(self):
@@ -101,104 +119,50 @@ class Control(NamedTuple):
     rtol, atol : float
         Relative and absolute tolerances of the local error.
     h_min : float
-        The smallest meaningful step; a rejection asking for less ends the call.
+        The smallest meaningful step; a rejection asking for less ends the call.  It sets the
+        default :class:`~.controller.Controller`; a controller given to ``advance`` has its own.
     max_steps : int or None
         The most trial steps this call may take (None: no limit).
     report : callable or None
-        Called as ``report(t)`` after every accepted step (it should return quickly).
+        Called as ``report(t)`` after every accepted step (it should return quickly); a
+        true return value ends the call with ``Outcome.STOPPED``.
     """
 
     rtol: float = 1e-8
     atol: float = 1e-10
     h_min: float = 0.0
-    max_steps: int = None
+    max_steps: int | None = None
     report: object = None
 
 
-@dataclass(frozen=True, eq=False)
-class ButcherTableau:
-    """An explicit Runge-Kutta method ``(A, b, c)`` and, for an embedded pair, its error weights.
+DEFAULT_CONTROL = Control()
+"""The default tolerances, no smallest step, no budget and no callback."""
 
-    Parameters
+
+class Workspace:
+    """The stage buffers of a stepper for one state, reusable from call to call.
+
+    Attributes
     ----------
-    name : str
-        A short name.
-    a : tuple of tuple of float
-        The strictly lower triangular rows of ``A``: row ``s`` (``s = 1 .. S-1``) has ``s``
-        entries, the weights of the earlier stages in stage ``s``.
-    b : tuple of float
-        The weights of the solution, one per stage.
-    c : tuple of float
-        The nodes, one per stage.
-    order : int
-        The order of the solution.
-    e : tuple of float or None
-        For an embedded pair: the weights of the error estimate (solution weights minus those
-        of the embedded solution), one per stage plus one for the velocity at the new state
-        (the "first same as last" stage).  None for a fixed-step method.
-
-    Raises
-    ------
-    ValueError
-        If the rows, weights and nodes do not fit together (shapes, ``c_s = sum_m a_sm``,
-        ``sum b = 1``).
+    ks : ndarray
+        ``(S + 1,) + y.shape``: the stage velocities of a step and the velocity at its result.
+    tmp, y_new : ndarray
+        A stage's argument and a trial step's result.
+    fresh : bool
+        True when ``ks[0]`` is the velocity at the current state (set by a stepper whose field
+        has ``reuse_last_stage``; whoever changes the state between calls sets it to False).
     """
 
-    name: str
-    a: tuple
-    b: tuple
-    c: tuple
-    order: int
-    e: tuple = None
+    def __init__(self, tableau, y):
+        self.ks = np.empty((tableau.stages + 1,) + y.shape, dtype=y.dtype)
+        self.tmp = np.empty_like(y)
+        self.y_new = np.empty_like(y)
+        self.fresh = False
 
-    def __post_init__(self):
-        stages = len(self.b)
-        if len(self.c) != stages or len(self.a) != stages - 1:
-            raise ValueError(f"tableau {self.name}: b, c and the rows of A must describe "
-                             f"{stages} stages")
-        for s, row in enumerate(self.a, start=1):
-            if len(row) != s:
-                raise ValueError(f"tableau {self.name}: row {s} of A must have {s} entries")
-            if abs(sum(row) - self.c[s]) > 1e-14:
-                raise ValueError(f"tableau {self.name}: c[{s}] must equal the sum of row {s} of A")
-        if abs(sum(self.b) - 1.0) > 1e-14:
-            raise ValueError(f"tableau {self.name}: the weights b must sum to 1")
-        if self.e is not None and len(self.e) != stages + 1:
-            raise ValueError(f"tableau {self.name}: e must have {stages + 1} entries")
-        object.__setattr__(self, "rows", tuple(np.array(r, dtype=np.float64) for r in self.a))
-        object.__setattr__(self, "weights", np.array(self.b, dtype=np.float64))
-        if self.e is not None:
-            object.__setattr__(self, "errors", np.array(self.e, dtype=np.float64))
-
-    @property
-    def stages(self):
-        """The number of stages (velocity evaluations of a step, without the last one)."""
-        return len(self.b)
-
-
-RK4 = ButcherTableau(
-    "rk4",
-    a=((0.5,), (0.0, 0.5), (0.0, 0.0, 1.0)),
-    b=(1.0 / 6.0, 2.0 / 6.0, 2.0 / 6.0, 1.0 / 6.0),
-    c=(0.0, 0.5, 0.5, 1.0),
-    order=4,
-)
-"""The classical Runge-Kutta method of order 4."""
-
-DOPRI5 = ButcherTableau(
-    "dopri5",
-    a=((1.0 / 5.0,),
-       (3.0 / 40.0, 9.0 / 40.0),
-       (44.0 / 45.0, -56.0 / 15.0, 32.0 / 9.0),
-       (19372.0 / 6561.0, -25360.0 / 2187.0, 64448.0 / 6561.0, -212.0 / 729.0),
-       (9017.0 / 3168.0, -355.0 / 33.0, 46732.0 / 5247.0, 49.0 / 176.0, -5103.0 / 18656.0)),
-    b=(35.0 / 384.0, 0.0, 500.0 / 1113.0, 125.0 / 192.0, -2187.0 / 6784.0, 11.0 / 84.0),
-    c=(0.0, 1.0 / 5.0, 3.0 / 10.0, 4.0 / 5.0, 8.0 / 9.0, 1.0),
-    order=5,
-    e=(71.0 / 57600.0, 0.0, -71.0 / 16695.0, 71.0 / 1920.0, -17253.0 / 339200.0, 22.0 / 525.0,
-       -1.0 / 40.0),
-)
-"""Dormand-Prince 5(4); the error weights are those of order 5 minus those of order 4."""
+    def fits(self, tableau, y):
+        """True if the buffers have the shape and type of ``y`` and enough stages."""
+        return (self.ks.shape[1:] == y.shape and self.ks.dtype == y.dtype
+                and self.ks.shape[0] >= tableau.stages + 1)
 
 
 class GaugeField:
@@ -347,12 +311,44 @@ def _error_norm(yt, ynew, h, e, ks, rtol, atol):
     return np.sqrt(err / (d * n))
 
 
-def _stages(tableau, yt, h, field, ks, tmp):
-    """The stage velocities ``ks[0 .. S-1]`` of one step of size ``h`` from ``yt``."""
-    field(yt, ks[0])
+def _stages(tableau, yt, h, field, ks, tmp, first=True):
+    """The stage velocities ``ks[0 .. S-1]`` of one step of size ``h`` from ``yt`` (``ks[0]``
+    only if ``first``: otherwise it already holds the velocity at ``yt``)."""
+    if first:
+        field(yt, ks[0])
     for s, row in enumerate(tableau.rows, start=1):
         _combine(tmp, yt, h, row, ks[:s])
         field(tmp, ks[s])
+
+
+def _sphere_error_norm(y, y_new, h, e, ks, rtol, atol):
+    """The default error norm: on the entries of ``y``, with ``finite`` from the stages and
+    the result."""
+    if not (_all_finite(ks) and _all_finite(y_new)):
+        return np.inf, False
+    return _error_norm(y, y_new, h, e, ks, rtol, atol), True
+
+
+class _Contract:
+    """A field's retraction, error norm and speed integral, or the defaults on spheres."""
+
+    __slots__ = ("retract", "error_norm", "stage_speed", "reuse_last_stage")
+
+    def __init__(self, field):
+        retract = getattr(field, "retract", None)
+        if retract is None:
+            mobile, has_frozen = field.mobile, field.has_frozen
+            retract = lambda y: _retract(y, mobile, has_frozen)
+        self.retract = retract
+        self.error_norm = getattr(field, "error_norm", _sphere_error_norm)
+        self.stage_speed = getattr(field, "stage_speed", _weighted_squares)
+        self.reuse_last_stage = bool(getattr(field, "reuse_last_stage", False))
+
+
+def _workspace(work, tableau, y):
+    if work is None or not work.fits(tableau, y):
+        return Workspace(tableau, y)
+    return work
 
 
 class FixedStepper:
@@ -370,34 +366,38 @@ class FixedStepper:
         self.tableau = tableau
         self.name = tableau.name
 
-    def advance(self, yt, t, t_end, h, field, control=Control()):
+    def advance(self, yt, t, t_end, h, field, control=DEFAULT_CONTROL, controller=None, work=None):
         """Advance ``yt`` in place from ``t`` to ``t_end`` in equal steps of about ``h``.
 
         One step of the tableau ``(A, b, c)`` with ``S`` stages, then the retraction::
 
             k_s = f(y + h sum_{m<s} a_sm k_m),     s = 1 .. S
             y  <- y + h sum_s b_s k_s
-            y_i <- y_i / |y_i|                  (every mobile token i)
+            y  <- R(y)        (on spheres: y_i <- y_i / |y_i| for every mobile token i)
 
         Parameters
         ----------
         yt : ndarray
-            ``(d, n)`` state, changed in place.
+            The state, changed in place.
         t, t_end : float
             Start and end times.
         h : float
             The step; ``round((t_end - t) / h)`` steps (at least one) are taken, each of
             exactly ``h``.
         field : callable
-            ``field(yt, out)`` writes the velocity; ``field.mobile`` and ``field.has_frozen``
-            say which tokens move (see :class:`GaugeField`).
+            ``field(yt, out)`` writes the velocity; its retraction as in the module docstring.
         control : Control
             Only ``control.report`` is read: called as ``report(t)`` after every step.
+        controller : Controller or None
+            Not used (a fixed step has no control).
+        work : Workspace or None
+            Stage buffers to reuse.
 
         Returns
         -------
         Advance
-            ``Outcome.NONFINITE`` if a step reached a non-finite state.
+            ``Outcome.NONFINITE`` if a step reached a non-finite state, ``Outcome.STOPPED``
+            if ``report`` returned True.
 
         References
         ----------
@@ -408,18 +408,22 @@ class FixedStepper:
         """
         n_steps = max(1, int(round((t_end - t) / h)))
         tab = self.tableau
-        ks = np.empty((tab.stages,) + yt.shape)
-        tmp = np.empty_like(yt)
+        work = _workspace(work, tab, yt)
+        work.fresh = False
+        ks, tmp = work.ks, work.tmp
+        hooks = _Contract(field)
         report = control.report
         speed = 0.0
         for k in range(n_steps):
             _stages(tab, yt, h, field, ks, tmp)
-            _combine(yt, yt, h, tab.weights, ks)
-            if not _retract(yt, field.mobile, field.has_frozen):
+            _combine(yt, yt, h, tab.weights, ks[:tab.stages])
+            if not hooks.retract(yt):
                 return Advance(Outcome.NONFINITE, h, k, 0, (k + 1) * tab.stages, t + k * h, speed)
-            speed += h * _weighted_squares(ks, tab.weights)
-            if report is not None:
-                report(t + (k + 1) * h)
+            if hooks.stage_speed is not None:
+                speed += h * hooks.stage_speed(ks, tab.weights)
+            if report is not None and report(t + (k + 1) * h):
+                return Advance(Outcome.STOPPED, h, k + 1, 0, (k + 1) * tab.stages,
+                               t + (k + 1) * h, speed)
         return Advance(Outcome.OK, h, n_steps, 0, n_steps * tab.stages, t_end, speed)
 
 
@@ -429,7 +433,8 @@ class AdaptiveStepper:
     Parameters
     ----------
     tableau : ButcherTableau
-        The pair (its ``e`` weights give the error estimate).
+        The pair (its ``e`` weights give the error estimate, its ``error_order`` the
+        controller's exponent).
 
     Raises
     ------
@@ -445,22 +450,27 @@ class AdaptiveStepper:
         self.tableau = tableau
         self.name = tableau.name
 
-    def advance(self, yt, t, t_end, h, field, control=Control()):
+    def controller(self, **settings):
+        """The default :class:`~.controller.Controller` of this pair (``settings`` override)."""
+        return Controller.for_tableau(self.tableau, **settings)
+
+    def advance(self, yt, t, t_end, h, field, control=DEFAULT_CONTROL, controller=None, work=None):
         """Advance ``yt`` in place from ``t`` to exactly ``t_end`` with adaptive steps.
 
         A trial step as in :meth:`FixedStepper.advance` (before the retraction), with one more
         stage ``k_{S+1} = f(y_new)`` for the error estimate; it is accepted when ``err <= 1``::
 
-            sc  = atol + rtol max(|y|, |y_new|)        (entrywise)
+            sc  = atol + rtol max(|y|, |y_new|)        (entrywise, on spheres)
             err = sqrt(mean((h sum_m e_m k_m / sc)^2))
-            h  <- h min(5, max(0.2, 0.9 err^(-1/5)))
+            h  <- min(h_max, h min(5, max(0.2, 0.9 err^(-1/(q+1)))))
 
-        (a fifth of ``h`` after a non-finite trial), then ``y_i <- y_i / |y_i|``.
+        (:class:`~.controller.Controller`; a fifth of ``h`` after a non-finite trial), then
+        the retraction.
 
         Parameters
         ----------
         yt : ndarray
-            ``(d, n)`` state, changed in place.
+            The state, changed in place.
         t, t_end : float
             Start and end times.
         h : float
@@ -468,7 +478,13 @@ class AdaptiveStepper:
         field : callable
             As for :meth:`FixedStepper.advance`.
         control : Control
-            Tolerances, smallest step, step budget and progress callback.
+            Tolerances, step budget and progress callback (and ``h_min`` for the default
+            controller).
+        controller : Controller or None
+            The step-size controller; None: :meth:`controller` with ``h_min = control.h_min``.
+        work : Workspace or None
+            Stage buffers to reuse; with a field that has ``reuse_last_stage``, ``work.fresh``
+            says that ``work.ks[0]`` is already the velocity at ``yt``.
 
         Returns
         -------
@@ -478,7 +494,8 @@ class AdaptiveStepper:
             call ends with ``Outcome.UNDERFLOW`` (error too large) or
             ``Outcome.NONFINITE_TRIALS`` (non-finite trials) when a rejection asks for a step
             below ``max(h_min, 4 eps |t|)``: below ``4 eps |t|`` the time no longer advances.
-            It ends with ``Outcome.MAX_STEPS`` after ``max_steps`` trial steps.
+            It ends with ``Outcome.MAX_STEPS`` after ``max_steps`` trial steps and with
+            ``Outcome.STOPPED`` when ``report`` returns True.
 
         References
         ----------
@@ -491,45 +508,49 @@ class AdaptiveStepper:
         """
         tab = self.tableau
         rtol, atol, h_min, max_steps, report = control
-        per_step = tab.stages + 1
-        ks = np.empty((per_step,) + yt.shape)
-        tmp = np.empty_like(yt)
-        ynew = np.empty_like(yt)
-        n_acc = n_rej = 0
+        ctrl = self.controller(h_min=h_min) if controller is None else controller
+        hooks = _Contract(field)
+        reuse = hooks.reuse_last_stage
+        work = _workspace(work, tab, yt)
+        ks, tmp, ynew = work.ks, work.tmp, work.y_new
+        stages = tab.stages
+        n_acc = n_rej = n_rhs = 0
         speed = 0.0
 
         def result(outcome):
-            return Advance(outcome, h, n_acc, n_rej, per_step * (n_acc + n_rej), t, speed)
+            return Advance(outcome, h, n_acc, n_rej, n_rhs, t, speed)
 
         while t < t_end:
             if max_steps is not None and n_acc + n_rej >= max_steps:
                 return result(Outcome.MAX_STEPS)
             last = t + h >= t_end
             h_step = t_end - t if last else h
-            _stages(tab, yt, h_step, field, ks, tmp)
-            _combine(ynew, yt, h_step, tab.weights, ks[:tab.stages])
-            field(ynew, ks[tab.stages])
-            finite = _all_finite(ks) and _all_finite(ynew)
-            err = _error_norm(yt, ynew, h_step, tab.errors, ks, rtol, atol) if finite else np.inf
+            first = not (reuse and work.fresh)
+            _stages(tab, yt, h_step, field, ks, tmp, first)
+            _combine(ynew, yt, h_step, tab.weights, ks[:stages])
+            field(ynew, ks[stages])
+            n_rhs += stages + 1 if first else stages
+            work.fresh = reuse
+            err, finite = hooks.error_norm(yt, ynew, h_step, tab.errors, ks, rtol, atol)
             if err <= 1.0:
                 yt[:] = ynew
-                if not _retract(yt, field.mobile, field.has_frozen):
+                if not hooks.retract(yt):
+                    work.fresh = False
                     return result(Outcome.NONFINITE)
-                speed += h_step * _weighted_squares(ks, tab.weights)
+                if hooks.stage_speed is not None:
+                    speed += h_step * hooks.stage_speed(ks, tab.weights)
+                if reuse:
+                    ks[0] = ks[stages]
                 t = t_end if last else t + h_step
                 n_acc += 1
-                fac = 5.0 if err == 0.0 else min(5.0, max(0.2, 0.9 * err ** -0.2))
-                if not last:
-                    h = h_step * fac
-                elif fac > 1.0:
-                    h = max(h, h_step * fac)
-                if report is not None:
-                    report(t)
+                h = ctrl.accepted(h, h_step, err, last)
+                if report is not None and report(t):
+                    return result(Outcome.STOPPED)
             else:
                 n_rej += 1
                 # a non-finite trial or an overflowing error estimate: shrink hard
-                h = h_step * (0.2 if not np.isfinite(err) else max(0.2, 0.9 * err ** -0.2))
-                if h < max(h_min, 4.0 * EPS * abs(t)):
+                h = ctrl.rejected(h_step, err)
+                if ctrl.too_small(h, t):
                     return result(Outcome.UNDERFLOW if finite else Outcome.NONFINITE_TRIALS)
         return result(Outcome.OK)
 
