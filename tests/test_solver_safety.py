@@ -400,7 +400,7 @@ def test_energy_bound_with_a_scalar_xi_names_xi():
 
 # ---------------------------------------------------------------- on_failure="return": the frames so far
 def test_a_run_beyond_max_steps_returns_its_frames_so_far_on_request():
-    kw = dict(t_max=2.0, n_frames=5, method="dopri5", rtol=1e-12, atol=1e-14)
+    kw = {"t_max": 2.0, "n_frames": 5, "method": "dopri5", "rtol": 1e-12, "atol": 1e-14}
     full = ue.simulate(ue.models.usa(1.0), X32, None, max_steps=None, **kw)
     with pytest.raises(ue.IntegrationError, match="used all max_steps = 30 steps") as err:
         ue.simulate(ue.models.usa(1.0), X32, None, max_steps=30, **kw)
@@ -420,7 +420,7 @@ def _nonfinite_after(monkeypatch, t_bad):
     rk4 = integrators.METHODS["rk4"]
     exact = rk4.advance
 
-    def advance(yt, t, t_end, h, field, control=integrators.Control()):
+    def advance(yt, t, t_end, h, field, control):
         res = exact(yt, t, t_end, h, field, control)
         if t_end <= t_bad:
             return res
@@ -431,7 +431,7 @@ def _nonfinite_after(monkeypatch, t_bad):
 
 
 def test_a_state_that_is_not_finite_returns_the_frames_before_it_on_request(monkeypatch):
-    kw = dict(t_max=1.0, n_frames=11)
+    kw = {"t_max": 1.0, "n_frames": 11}
     full = ue.simulate(ue.models.usa(1.0), X32, None, **kw)
     _nonfinite_after(monkeypatch, 0.45)
     with pytest.raises(ue.IntegrationError, match="RK4 reached a non-finite state"):
@@ -461,7 +461,7 @@ def test_on_failure_is_checked_and_refusals_before_the_run_still_raise(no_integr
 # ---------------------------------------------------------------- tol, the old name of summation_tol
 def test_tol_still_sets_the_summation_tolerance_with_a_warning():
     model, x0 = ue.models.usa(1.0), ue.sphere.uniform(64, 3, seed=0)
-    kw = dict(t_max=0.1, n_frames=2, summation="fast")
+    kw = {"t_max": 0.1, "n_frames": 2, "summation": "fast"}
     new = ue.simulate(model, x0, None, summation_tol=1e-4, **kw)
     with pytest.warns(DeprecationWarning, match=r"simulate\(\.\.\., tol=\.\.\.\) is deprecated.*summation_tol"):
         old = ue.simulate(model, x0, None, tol=1e-4, **kw)

@@ -74,16 +74,16 @@ class Data(NamedTuple):
     x: np.ndarray
     xi: np.ndarray
     energy: np.ndarray
-    frozen: np.ndarray
+    frozen: np.ndarray | None
 
 
 class StepStats(NamedTuple):
     """The step statistics of a run (None where a file written before them does not say)."""
 
-    steps_accepted: int
-    steps_rejected: int
+    steps_accepted: int | None
+    steps_rejected: int | None
     n_rhs: int
-    dt: float
+    dt: float | None
 
 
 class Provenance(NamedTuple):
@@ -91,12 +91,12 @@ class Provenance(NamedTuple):
 
     model: Model
     method: str
-    rtol: float
-    atol: float
+    rtol: float | None
+    atol: float | None
     summation: str
-    degree: int
-    error_bound: float
-    seed: object
+    degree: int | None
+    error_bound: float | None
+    seed: int | None
     version: str
 
 
@@ -178,7 +178,7 @@ class Trajectory:
     degree: int = None
     error_bound: float = None
     status: Status = Status.COMPLETED
-    message: str = None
+    message: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.status, Status):
