@@ -418,14 +418,14 @@ def test_a_tolerance_below_the_rounding_floor_is_refused(tol):
         fs.FastKernel(3, 1.0, False, False, tol=tol)
     with pytest.raises(ValueError, match="rounding floor"):
         ue.simulate(ue.models.usa(1.0), ue.sphere.uniform(64, 3, seed=0), None, t_max=0.1,
-                    summation="fast", tol=tol)
+                    summation="fast", summation_tol=tol)
 
 
 def test_the_floor_itself_is_accepted_and_auto_falls_back_to_direct_below_it():
     assert fs.FastKernel(3, 1.0, False, False, tol=fs.TOL_FLOOR).bound <= fs.TOL_FLOOR
     x0 = ue.sphere.uniform(64, 3, seed=0)
     assert ue.simulate(ue.models.usa(1.0), x0, None, t_max=0.1, n_frames=2,
-                       tol=1e-300).summation == "direct"
+                       summation_tol=1e-300).summation == "direct"
 
 
 @pytest.mark.parametrize("model", [ue.models.usa(1.0), ue.models.usa(profile="linear")],
@@ -433,5 +433,5 @@ def test_the_floor_itself_is_accepted_and_auto_falls_back_to_direct_below_it():
 def test_a_recorded_error_bound_is_never_below_the_rounding_floor(model):
     # the linear profile's expansion is exact (truncation bound 0), its sums are not
     traj = ue.simulate(model, ue.sphere.uniform(64, 3, seed=0), None, t_max=0.1, n_frames=2,
-                       summation="fast", tol=fs.TOL_FLOOR)
+                       summation="fast", summation_tol=fs.TOL_FLOOR)
     assert fs.TOL_FLOOR <= traj.error_bound <= fs.TOL_FLOOR * (1 + 1e-12)

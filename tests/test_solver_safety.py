@@ -396,3 +396,91 @@ def test_energy_bound_with_a_scalar_xi_names_xi():
         ue.energy_bound(rope, 5.0)
     with pytest.raises(ValueError, match="n must equal the number of labels"):
         ue.energy_bound(rope, np.arange(4.0), n=5)
+
+
+# ---------------------------------------------------------------- on_failure="return": the frames so far
+def test_a_run_beyond_max_steps_returns_its_frames_so_far_on_request():
+    kw = {"t_max": 2.0, "n_frames": 5, "method": "dopri5", "rtol": 1e-12, "atol": 1e-14}
+    full = ue.simulate(ue.models.usa(1.0), X32, None, max_steps=None, **kw)
+    with pytest.raises(ue.IntegrationError, match="used all max_steps = 30 steps") as err:
+        ue.simulate(ue.models.usa(1.0), X32, None, max_steps=30, **kw)
+    part = ue.simulate(ue.models.usa(1.0), X32, None, max_steps=30, on_failure="return", **kw)
+    assert part.status is ue.particles.Status.MAX_STEPS and not part.completed
+    assert part.message == str(err.value)
+    f = len(part.t)
+    assert 1 <= f < 5 and part.x.shape == (f, 32, 3) and part.energy.shape == (f,)
+    assert np.array_equal(part.t, full.t[:f]) and np.array_equal(part.x, full.x[:f])
+    assert part.steps_accepted + part.steps_rejected == 30
+    assert full.status is ue.particles.Status.COMPLETED and full.completed
+    assert full.message == ue.particles.Status.COMPLETED.message
+
+
+def _nonfinite_after(monkeypatch, t_bad):
+    """RK4 that reaches a state that is not finite in the first frame ending after ``t_bad``."""
+    rk4 = integrators.METHODS["rk4"]
+    exact = rk4.advance
+
+    def advance(yt, t, t_end, h, field, control):
+        res = exact(yt, t, t_end, h, field, control)
+        if t_end <= t_bad:
+            return res
+        yt[...] = np.nan
+        return res._replace(outcome=integrators.Outcome.NONFINITE)
+
+    monkeypatch.setattr(rk4, "advance", advance)
+
+
+def test_a_state_that_is_not_finite_returns_the_frames_before_it_on_request(monkeypatch):
+    kw = {"t_max": 1.0, "n_frames": 11}
+    full = ue.simulate(ue.models.usa(1.0), X32, None, **kw)
+    _nonfinite_after(monkeypatch, 0.45)
+    with pytest.raises(ue.IntegrationError, match="RK4 reached a non-finite state"):
+        ue.simulate(ue.models.usa(1.0), X32, None, **kw)
+    part = ue.simulate(ue.models.usa(1.0), X32, None, on_failure="return", **kw)
+    assert part.status is ue.particles.Status.FAILED
+    assert part.message.startswith("RK4 reached a non-finite state between t = 0.4 and t = 0.5")
+    assert np.array_equal(part.t, full.t[:5]) and np.array_equal(part.x, full.x[:5])
+    assert np.all(np.isfinite(part.x)) and np.array_equal(part.energy, full.energy[:5])
+
+
+def test_an_energy_identity_that_fails_returns_the_frames_before_it_on_request(monkeypatch):
+    _overshooting(monkeypatch, 0.02)
+    part = ue.simulate(ue.models.usa(1.0), X32, None, t_max=1.0, n_frames=11, on_failure="return")
+    assert part.status is ue.particles.Status.FAILED and "energy identity" in part.message
+    assert len(part.t) == len(part.x) == len(part.energy) < 11
+
+
+def test_on_failure_is_checked_and_refusals_before_the_run_still_raise(no_integration):
+    with pytest.raises(ValueError, match="on_failure must be one of"):
+        ue.simulate(ue.models.usa(1.0), X32, None, t_max=1.0, on_failure="ignore")
+    with pytest.raises(ue.errors.StepTooLargeError):
+        ue.simulate(ue.models.usa(1.0), X32, None, t_max=10.0, dt=1.0, n_frames=2,
+                    on_failure="return")
+
+
+# ---------------------------------------------------------------- tol, the old name of summation_tol
+def test_tol_still_sets_the_summation_tolerance_with_a_warning():
+    model, x0 = ue.models.usa(1.0), ue.sphere.uniform(64, 3, seed=0)
+    kw = {"t_max": 0.1, "n_frames": 2, "summation": "fast"}
+    new = ue.simulate(model, x0, None, summation_tol=1e-4, **kw)
+    with pytest.warns(DeprecationWarning, match=r"simulate\(\.\.\., tol=\.\.\.\) is deprecated.*summation_tol"):
+        old = ue.simulate(model, x0, None, tol=1e-4, **kw)
+    assert np.array_equal(old.x, new.x) and old.error_bound == new.error_bound
+    assert new.error_bound > ue.simulate(model, x0, None, **kw).error_bound  # the value is read
+    with pytest.warns(DeprecationWarning, match=r"energy\(\.\.\., tol=\.\.\.\) is deprecated"):
+        e_old = ue.energy(model, x0, summation="fast", tol=1e-4)
+    assert e_old == ue.energy(model, x0, summation="fast", summation_tol=1e-4)
+
+
+def test_a_bad_tol_is_refused_under_its_own_name():
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="^tol must be > 0"):
+        ue.simulate(ue.models.usa(1.0), X32, None, t_max=0.1, tol=0.0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: ue.simulate(ue.models.usa(1.0), X32, None, t_max=0.1, summation_tol=1e-6, tol=1e-6),
+    lambda: ue.energy(ue.models.usa(1.0), X32, summation_tol=1e-6, tol=1e-6)],
+    ids=["simulate", "energy"])
+def test_summation_tol_and_tol_together_are_a_type_error_naming_both(call):
+    with pytest.raises(TypeError, match="got both summation_tol and tol"):
+        call()

@@ -94,10 +94,10 @@ def test_energy_by_fast_summation_matches_direct_for_every_bias():
         build, d, labels = CASES[name]
         m, x, xi = build(), ue.sphere.uniform(200, d, seed=5), labels(200)
         exact = ue.energy(m, x, xi, summation="direct")
-        approx = ue.energy(m, x, xi, summation="fast", tol=1e-12)
+        approx = ue.energy(m, x, xi, summation="fast", summation_tol=1e-12)
         assert approx == pytest.approx(exact, rel=1e-10, abs=1e-15), name
-        # a loose tol is honoured too, and is visibly looser
-        loose = ue.energy(m, x, xi, summation="fast", tol=1e-3)
+        # a loose summation_tol is honoured too, and is visibly looser
+        loose = ue.energy(m, x, xi, summation="fast", summation_tol=1e-3)
         assert abs(loose - exact) <= 1e-3 * abs(exact) * math.exp(2 * m.beta) + 1e-15, name
 
 
@@ -139,11 +139,12 @@ def test_fast_is_refused_with_the_reason_where_it_does_not_apply():
 
 @pytest.mark.parametrize("kw, name", [
     ({"summation": "fastest"}, "summation"), ({"summation": 1}, "summation"),
-    ({"summation": None}, "summation"), ({"tol": 0.0}, "tol"), ({"tol": -1e-3}, "tol"),
-    ({"tol": 1.0}, "tol"), ({"tol": float("nan")}, "tol"), ({"tol": "1e-8"}, "tol"),
-    ({"tol": True}, "tol"),
+    ({"summation": None}, "summation"), ({"summation_tol": 0.0}, "summation_tol"),
+    ({"summation_tol": -1e-3}, "summation_tol"), ({"summation_tol": 1.0}, "summation_tol"),
+    ({"summation_tol": float("nan")}, "summation_tol"), ({"summation_tol": "1e-8"}, "summation_tol"),
+    ({"summation_tol": True}, "summation_tol"),
 ])
-def test_bad_summation_and_tol_are_refused_naming_the_argument(kw, name):
+def test_bad_summation_and_summation_tol_are_refused_naming_the_argument(kw, name):
     x0 = ue.sphere.uniform(8, 3, seed=0)
     with pytest.raises((TypeError, ValueError), match=f"^{name} must"):
         ue.simulate(models.usa(1.0), x0, None, t_max=0.1, **kw)
@@ -291,9 +292,9 @@ def test_cli_summation_flags_reach_simulate(capsys, monkeypatch):
 
     monkeypatch.setattr(cli, "simulate", record)
     assert main(TINY + ["--summation", "direct"]) == 1
-    assert seen["summation"] == "direct" and "tol" not in seen
+    assert seen["summation"] == "direct" and "summation_tol" not in seen
     assert main(TINY + ["--summation-tol", "1e-6"]) == 1
-    assert seen["summation"] == "auto" and seen["tol"] == 1e-6
+    assert seen["summation"] == "auto" and seen["summation_tol"] == 1e-6
 
 
 @pytest.fixture

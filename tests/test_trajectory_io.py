@@ -203,6 +203,9 @@ BAD_METADATA = {
     "steps_rejected negative": (lambda m: m.update(steps_rejected=-1), "steps_rejected"),
     "version is a number": (lambda m: m.update(version=1), "version"),
     "metadata key missing": (lambda m: m.pop("seed"), "seed"),
+    "status unknown": (lambda m: m.update(status="DONE"), "status must be one of"),
+    "status is lower case": (lambda m: m.update(status="completed"), "status must be one of"),
+    "message is a number": (lambda m: m.update(message=1), "message must be a string"),
 }
 
 
@@ -424,6 +427,43 @@ def test_step_statistics_are_saved_and_loaded(tmp_path, rope_traj):
     rope_traj.save(tmp_path / "run.npz")
     back = ue.Trajectory.load(tmp_path / "run.npz")
     assert (back.steps_accepted, back.steps_rejected) == (rope_traj.steps_accepted, 0)
+
+
+def test_status_and_message_are_saved_and_loaded(tmp_path):
+    x0 = ue.sphere.uniform(8, 3, seed=0)
+    run = ue.simulate(ue.models.usa(1.0), x0, t_max=2.0, n_frames=5, method="dopri5", rtol=1e-12,
+                      atol=1e-14, max_steps=20, on_failure="return")
+    assert run.status is ue.particles.Status.MAX_STEPS and len(run.t) < 5
+    run.save(tmp_path / "run.npz")
+    back = ue.Trajectory.load(tmp_path / "run.npz")
+    assert back.status is ue.particles.Status.MAX_STEPS and back.message == run.message
+    assert "max_steps = 20" in back.message and np.array_equal(back.x, run.x)
+
+
+def test_a_file_written_before_the_status_loads_as_completed(tmp_path, rope_traj):
+    """The metadata as the version before the status wrote it: the same keys but those two."""
+    arrays, meta = parts(rope_traj)
+    del meta["status"], meta["message"]
+    assert sorted(meta) == ["atol", "degree", "dt", "error_bound", "method", "model", "n_rhs",
+                            "rtol", "seed", "steps_accepted", "steps_rejected", "summation",
+                            "version"]
+    back = ue.Trajectory.load(write(tmp_path / "before.npz", arrays, meta))
+    assert back.status is ue.particles.Status.COMPLETED and back.completed
+    assert back.message == ue.particles.Status.COMPLETED.message
+    assert np.array_equal(back.x, rope_traj.x) and back.n_rhs == rope_traj.n_rhs
+
+
+def test_the_attribute_groups_read_the_same_values(rope_traj):
+    data, stats, prov = rope_traj.data, rope_traj.stats, rope_traj.provenance
+    assert data.t is rope_traj.t and data.x is rope_traj.x and data.energy is rope_traj.energy
+    assert data._fields == ("t", "x", "xi", "energy", "frozen")
+    assert stats == (rope_traj.steps_accepted, 0, rope_traj.n_rhs, rope_traj.dt)
+    assert stats.steps_accepted == rope_traj.n_rhs // 4 > 0
+    assert prov.model is rope_traj.model and prov.method == "rk4" and prov.seed == 2
+    assert prov.version == ue.__version__ and prov.summation == "direct"
+    with pytest.raises(TypeError, match="status must be a Status"):
+        ue.Trajectory(t=rope_traj.t, x=rope_traj.x, xi=rope_traj.xi, energy=rope_traj.energy,
+                      model=rope_traj.model, method="rk4", status="COMPLETED")
 
 
 @pytest.mark.parametrize("make, error, words", [

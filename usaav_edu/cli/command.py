@@ -14,7 +14,7 @@ velocity evaluation by direct and by fast summation and the estimated crossover 
 
 ``--summation`` picks how the velocity is summed (``simulate``'s ``summation``:
 ``auto``, ``direct`` or ``fast``) and ``--summation-tol`` the error bound of fast
-summation (``simulate``'s ``tol``; ``--tol`` is the cluster tolerance of the
+summation (``simulate``'s ``summation_tol``; ``--tol`` is the cluster tolerance of the
 summary).  ``--summation fast`` for an experiment where fast summation does not
 apply is refused before the run, with the reason.
 
@@ -232,7 +232,7 @@ def simulate_settings(a):
         if not tol < 1.0:
             raise ValueError(f"--summation-tol must be below 1 (a relative error bound), "
                              f"got {tol:g}")
-        solver["tol"] = tol
+        solver["summation_tol"] = tol
     v.real_scalar("--tol", a.tol, minimum=0.0, strict=True)
     check_work(setup["n"], setup["d"], solver["n_frames"], setup.get("n_prompts"))
     out = None
@@ -307,7 +307,7 @@ def check_work(n, d, n_frames, n_prompts=None):
 
 
 FLAG_OF = {"t_max": "--tau", "max_steps": "--max-steps", "n_frames": "--frames", "dt": "--dt",
-           "rtol": "--rtol", "atol": "--atol", "tol": "--summation-tol", "summation": "--summation",
+           "rtol": "--rtol", "atol": "--atol", "summation_tol": "--summation-tol", "summation": "--summation",
            "method='dopri5'": "--method dopri5", "beta": "--beta", "omega": "--omega",
            "lam": "--lam", "n_prompts": "--prompts", "d": "--d", "n": "--n"}
 """The flag behind each keyword of ``experiments.setup`` and ``simulate`` that a message may name."""

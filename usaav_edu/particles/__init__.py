@@ -7,7 +7,7 @@
 
 from . import experiments, solver, trajectory
 from .solver import IntegrationError, energy, energy_bound, simulate
-from .trajectory import Trajectory
+from .trajectory import Status, Trajectory
 
-__all__ = ["experiments", "solver", "trajectory", "IntegrationError", "energy", "energy_bound",
-           "simulate", "Trajectory"]
+__all__ = ["IntegrationError", "Status", "Trajectory", "energy", "energy_bound", "experiments",
+           "simulate", "solver", "trajectory"]

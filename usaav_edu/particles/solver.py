@@ -11,7 +11,8 @@ The velocity field is summed in one of two ways (``summation``), the stepper nev
 * ``"direct"``: the pair sums of :mod:`usaav_edu.dynamics.rhs`, ``n^2`` pairs per evaluation,
   exact to rounding, with the dense ``n x n`` bias;
 * ``"fast"``: the truncated expansion of :mod:`usaav_edu.dynamics.fastsum`, linear in ``n``,
-  whose relative error is bounded by ``tol``; no ``n x n`` matrix is built anywhere in the run;
+  whose relative error is bounded by ``summation_tol``; no ``n x n`` matrix is built anywhere in
+  the run;
 * ``"auto"`` (the default): direct where fast summation does not apply or is estimated no
   faster (:func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds`, a cost model measured on this
   machine), fast otherwise.
@@ -19,21 +20,22 @@ The velocity field is summed in one of two ways (``summation``), the stepper nev
 
 import math
 import os
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import _validate as v
-from ..errors import IntegrationError, StepTooLargeError, WorkEstimateError
+from .._version import __version__
 from ..dynamics import energy_bound as _energy_bound
 from ..dynamics import energy_gauge
 from ..dynamics.fastsum import kernel as fastsum
 from ..dynamics.integrate import steppers as integrators
 from ..dynamics.unrotated import UnrotatedValuesField
+from ..errors import IntegrationError, StepTooLargeError, WorkEstimateError
 from ..models.model import BiasFacts, require_model
 from ..progress import Progress
-from .._version import __version__
-from .trajectory import Trajectory
+from .trajectory import Status, Trajectory
 
 METHODS = tuple(integrators.METHODS)
 SUMMATIONS = ("auto", "direct", "fast")
@@ -72,7 +74,7 @@ def _energy_of(kernel, state):
     return float(energy_gauge(state, kernel.params))
 
 
-def energy(model, x, xi=None, *, summation="auto", tol=1e-10):
+def energy(model, x, xi=None, *, summation="auto", summation_tol=None, tol=None):
     """The particle energy ``E_h = (1/(2 n^2)) sum_ij b_ij phi(<G_i x_i, G_j x_j>)``.
 
     Parameters
@@ -89,8 +91,10 @@ def energy(model, x, xi=None, *, summation="auto", tol=1e-10):
         (:meth:`usaav_edu.dynamics.fastsum.kernel.FastKernel.energy`, relative error at most its
         ``energy_bound``) and builds no ``n x n`` matrix; ``"auto"`` takes the one
         estimated faster where fast summation applies.
-    tol : float
-        The error bound asked of fast summation, in ``(0, 1)``.
+    summation_tol : float or None
+        The error bound asked of fast summation, in ``(0, 1)`` (None: 1e-10).
+    tol : float or None
+        Deprecated name of ``summation_tol`` (a DeprecationWarning; both given: TypeError).
 
     Returns
     -------
@@ -107,7 +111,8 @@ def energy(model, x, xi=None, *, summation="auto", tol=1e-10):
     The book's chapter 3 (the energy of USA-AV); arXiv:2605.30229.
     """
     model = require_model(model)
-    summation, tol, reason = _summation_args(model, summation, tol)
+    summation_tol = _summation_tol(summation_tol, tol, "energy")
+    summation, tol, reason = _summation_args(model, summation, summation_tol)
     kernel = model.kernel(x, xi, dense_bias=reason is not None)
     fast = _fast_kernel(kernel, summation, reason, tol)
     if fast is None:
@@ -653,8 +658,8 @@ def _check_identity(kernel, p, energies, times, f, method, h, rtol, atol, gain_q
 
 def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=101,
              rtol=1e-8, atol=1e-10, frozen=None, seed=None, progress=False,
-             max_steps=DEFAULT_MAX_STEPS, summation="auto", tol=1e-10,
-             max_seconds=DEFAULT_MAX_SECONDS):
+             max_steps=DEFAULT_MAX_STEPS, summation="auto", summation_tol=None,
+             max_seconds=DEFAULT_MAX_SECONDS, on_failure="raise", tol=None):
     """Integrate USA-AV from ``x0`` and return a :class:`Trajectory`.
 
     Parameters
@@ -704,17 +709,18 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         with the dense bias.  ``"fast"``: the truncated expansion
         (:class:`usaav_edu.dynamics.fastsum.kernel.FastKernel`), linear in ``n``, with the degree
         chosen so that the velocity's relative error ``max_i |v_hat_i - v_i| / max_i m_i``
-        (``m_i`` the row mass ``(1/N_i) sum_j |b_ij| phi'(<y_i, y_j>)``) is at most ``tol``;
+        (``m_i`` the row mass ``(1/N_i) sum_j |b_ij| phi'(<y_i, y_j>)``) is at most
+        ``summation_tol``;
         no ``n x n`` matrix is built (100,000 tokens run in well under 2 GB).  It applies to
         the built-in biases and profiles with values rotated by the gauge
         (:func:`usaav_edu.dynamics.fastsum.kernel.fast_applies`); elsewhere it is refused with the
         reason.  ``"auto"`` (default): direct where fast does not apply or is estimated no
         faster (:func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds`), fast otherwise; so
         small runs sum directly, exactly as before.
-    tol : float
-        The relative error bound of fast summation, in ``(0, 1)`` (default 1e-10); checked
+    summation_tol : float or None
+        The relative error bound of fast summation, in ``(0, 1)`` (None: 1e-10); checked
         with any ``summation``, read only when the run sums fast.  Fast summation refuses a
-        ``tol`` below its rounding floor :data:`usaav_edu.dynamics.fastsum.kernel.TOL_FLOOR`
+        ``summation_tol`` below its rounding floor :data:`usaav_edu.dynamics.fastsum.kernel.TOL_FLOOR`
         (``1e-13``; ``"auto"`` then sums directly), and the recorded ``error_bound`` is at
         least that floor.
     max_seconds : float or None
@@ -726,13 +732,24 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         summation) is estimated too and refused beyond the machine's physical memory, before
         the bias matrix is built.  Each refusal is a ValueError with the estimate and what to
         change.
+    on_failure : {"raise", "return"}
+        What a run that fails while it runs does (a state that is not finite, a step size
+        that underflows, ``max_steps`` used up, an energy that falls): ``"raise"`` (default)
+        raises IntegrationError; ``"return"`` returns the frames computed before the failing
+        one, with ``status`` ``Status.MAX_STEPS`` or ``Status.FAILED`` and the error's text as
+        ``message``.  Refusals before the run (bad input, the work estimate, an RK4 step beyond
+        the stability bound) are raised either way.
+    tol : float or None
+        Deprecated name of ``summation_tol``, accepted for one release with a
+        DeprecationWarning; both given: TypeError.
 
     Returns
     -------
     Trajectory
         The frames, energies and step statistics (``steps_accepted``, ``steps_rejected``,
-        ``n_rhs``), and the summation used (``summation``; for fast summation the
-        expansion's ``degree`` and the velocity's ``error_bound``).
+        ``n_rhs``; also ``traj.stats``), the summation used (``summation``; for fast summation
+        the expansion's ``degree`` and the velocity's ``error_bound``; also
+        ``traj.provenance``), and how the run ended (``status``, ``message``).
 
     Raises
     ------
@@ -745,7 +762,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         IntegrationError).
     IntegrationError
         When the state becomes non-finite, the adaptive step underflows or exceeds
-        ``max_steps``, or the energy falls.  For every model but the
+        ``max_steps``, or the energy falls (with ``on_failure="raise"``).  For every model but the
         ``rotate_values=False`` variant the dynamics raises the energy (USA is its gradient
         ascent, SA a gradient ascent in another metric), so after every frame the energy is
         compared with the previous frame's: a fall beyond round-off
@@ -762,12 +779,71 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     arXiv:2605.30229.
     """
     model = require_model(model)
-    summation, tol, reason = _summation_args(model, summation, tol)
+    summation_tol = _summation_tol(summation_tol, tol, "simulate")
+    summation, tol, reason = _summation_args(model, summation, summation_tol)
+    s = _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps, max_seconds,
+                  on_failure)
+    _preflight_memory(model, x0, reason, s.n_frames, s.method)
+    kernel = model.kernel(x0, xi, frozen, dense_bias=reason is not None)
+    p = _rates(model, kernel.facts)
+    budget = _budget(p, s, kernel)
+    plan = _plan(kernel, p, s, budget, summation, reason, tol)
+    run = _frames(plan.kernel, p, s, budget, plan)
+    return _result(plan.kernel, s, budget.times, plan, run)
+
+
+ON_FAILURE = ("raise", "return")
+"""The values of ``on_failure``: raise IntegrationError, or return the frames computed so far."""
+
+DEFAULT_SUMMATION_TOL = 1e-10
+"""The relative error bound asked of fast summation when ``summation_tol`` is None."""
+
+
+def _summation_tol(summation_tol, tol, caller):
+    """``summation_tol`` checked, in ``(0, 1)``; ``tol`` is its deprecated name (one release).
+
+    Given both, a TypeError names both; given ``tol`` alone, a DeprecationWarning says to use
+    ``summation_tol`` (the value is the same) and the messages name ``tol``.
+    """
+    name, value = "summation_tol", summation_tol
+    if tol is not None:
+        if summation_tol is not None:
+            raise TypeError(f"{caller}() got both summation_tol and tol, its deprecated name; "
+                            f"pass summation_tol only")
+        warnings.warn(f"{caller}(..., tol=...) is deprecated: the summation tolerance is called "
+                      f"summation_tol (tol will be removed in the next release)",
+                      DeprecationWarning, stacklevel=3)
+        name, value = "tol", tol
+    if value is None:
+        return DEFAULT_SUMMATION_TOL
+    value = v.real_scalar(name, value, minimum=0.0, strict=True)
+    if not value < 1.0:
+        raise ValueError(f"{name} must be below 1 (a relative error bound), got {value:g}")
+    return value
+
+
+class _Settings(NamedTuple):
+    """The checked arguments of :func:`simulate` that say how to integrate."""
+
+    t_max: float
+    dt: float
+    method: str
+    n_frames: int
+    rtol: float
+    atol: float
+    seed: object
+    progress: bool
+    max_steps: int
+    max_seconds: float
+    on_failure: str
+
+
+def _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps, max_seconds,
+              on_failure):
+    """The arguments of :func:`simulate` checked (TypeError, ValueError naming the argument)."""
     t_max = v.real_scalar("t_max", t_max, minimum=0.0, strict=True)
     method = v.choice("method", method, METHODS)
     n_frames = v.integer("n_frames", n_frames, minimum=2)
-    _preflight_memory(model, x0, reason, n_frames, method)
-    kernel = model.kernel(x0, xi, frozen, dense_bias=reason is not None)
     if dt is not None:
         dt = v.real_scalar("dt", dt, minimum=0.0, strict=True)
     rtol = v.real_scalar("rtol", rtol, minimum=0.0, strict=True)
@@ -780,90 +856,183 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         max_seconds = v.real_scalar("max_seconds", max_seconds, minimum=0.0, strict=True)
     if not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
+    on_failure = v.choice("on_failure", on_failure, ON_FAILURE)
+    return _Settings(t_max, dt, method, n_frames, rtol, atol, None if seed is None else int(seed),
+                     bool(progress), max_steps, max_seconds, on_failure)
 
-    times = _frame_times(t_max, n_frames)
-    p = _rates(model, kernel.facts)
-    stepper = integrators.METHODS[method]
-    step = _default_step(p) if dt is None else dt
-    if stepper.adaptive:
-        estimate = _dopri5_steps(p, t_max, n_frames)
+
+class _Budget(NamedTuple):
+    """The frame times, the first step, the smallest step and the estimated steps of a run."""
+
+    times: np.ndarray
+    h: float
+    h_min: float
+    steps: float
+
+
+def _budget(p, s, kernel):
+    """The run's steps, estimated before it starts; refused beyond ``max_steps`` or stability.
+
+    RK4 takes exactly ``(n_frames - 1) * steps per frame`` steps of the largest size at most
+    ``dt`` that lands on every frame (:func:`_check_rk4_step` refuses one beyond the stability
+    bound); Dormand-Prince is estimated by :func:`_dopri5_steps`.  An estimate beyond
+    ``max_steps`` (or ``NEVER``) is refused with the message of :func:`_too_long`.
+    """
+    times = _frame_times(s.t_max, s.n_frames)
+    adaptive = integrators.METHODS[s.method].adaptive
+    step = _default_step(p) if s.dt is None else s.dt
+    if adaptive:
+        estimate = _dopri5_steps(p, s.t_max, s.n_frames)
     else:
-        per_frame, estimate = _rk4_steps(t_max, n_frames, step)
-    if estimate > (NEVER if max_steps is None else max_steps):
-        raise ValueError(_too_long(p, method, t_max, n_frames, step, dt is not None, estimate,
-                                   max_steps))
-    if stepper.adaptive:
-        h = step
+        per_frame, estimate = _rk4_steps(s.t_max, s.n_frames, step)
+    if estimate > (NEVER if s.max_steps is None else s.max_steps):
+        raise ValueError(_too_long(p, s.method, s.t_max, s.n_frames, step, s.dt is not None,
+                                   estimate, s.max_steps))
+    if adaptive:
         # steps far below the time scale 1 / L are never needed for accuracy: the local error
         # of a step h is about (h L)^5, so below 1e-8 / L the error test fails only on rounding
-        h_min = 1e-8 / _lipschitz(p)
-    else:
-        h = t_max / ((n_frames - 1) * int(per_frame))
-        h_min = h
-        _check_rk4_step(p, h, dt, t_max, n_frames, kernel)
+        return _Budget(times, step, 1e-8 / _lipschitz(p), estimate)
+    h = s.t_max / ((s.n_frames - 1) * int(per_frame))
+    _check_rk4_step(p, h, s.dt, s.t_max, s.n_frames, kernel)
+    return _Budget(times, h, h, estimate)
 
+
+class _Plan(NamedTuple):
+    """How a run sums its velocity and energies, and how far its checks must allow for that."""
+
+    kernel: object
+    fast: object
+    summation: str
+    field: object
+    energy_of: object
+    slack: float
+    speed_slack: float
+
+
+def _plan(kernel, p, s, budget, summation, reason, tol):
+    """The summation of the run (:func:`_fast_kernel`), its field and energy, after the work check.
+
+    The time and memory are estimated (:func:`_check_work`) once the summation is known and
+    before a dense bias is built.
+    """
+    model = kernel.model
     fast = _fast_kernel(kernel, summation, reason, tol)
     summation = "direct" if fast is None else "fast"
-    _check_work(model, kernel.n, kernel.d, n_frames, method, estimate, summation, tol,
-                kernel.dense_bias or fast is None, max_seconds, max_steps)
+    _check_work(model, kernel.n, kernel.d, s.n_frames, s.method, budget.steps, summation, tol,
+                kernel.dense_bias or fast is None, s.max_seconds, s.max_steps)
     if fast is None:
         kernel = kernel.with_dense_bias()
         field = _field(kernel)
-        energy_of = lambda state: _energy_of(kernel, state)  # noqa: E731
+        energy_of = lambda state: _energy_of(kernel, state)
         slack = 0.0
     else:
         field = _FastField(fast, kernel.mobile)
-        energy_of = lambda state: float(fast.energy(state))  # noqa: E731
+        energy_of = lambda state: float(fast.energy(state))
         # each frame's energy is off by at most energy_bound times the energy scale
         slack = 2.0 * max(float(fast.energy_bound), fastsum.TOL_FLOOR)
-    # the energy identity holds for USA's gradient ascent in gauge coordinates (not for SA,
-    # whose metric weighs each token by its partition function, nor the unrotated variant)
-    identity = model.rotate_values and not p.sa
     speed_slack = 0.0 if fast is None else _speed_slack(p, max(float(fast.bound), fastsum.TOL_FLOOR))
-    state = (kernel.y0 if model.rotate_values else np.ascontiguousarray(kernel.x0.T)).copy()
-    frames = np.empty((n_frames, kernel.n, kernel.d))
-    energies = np.empty(n_frames)
+    return _Plan(kernel, fast, summation, field, energy_of, slack, speed_slack)
+
+
+class _Run(NamedTuple):
+    """The frames a run computed (in gauge coordinates), their energies and the step statistics."""
+
+    frames: np.ndarray
+    energies: np.ndarray
+    accepted: int
+    rejected: int
+    n_rhs: int
+    h: float
+    status: Status
+    message: str
+
+
+def _frames(kernel, p, s, budget, plan):
+    """Advance the state frame by frame, checking each frame (:func:`_check_frame`).
+
+    A frame that fails raises IntegrationError, or with ``on_failure="return"`` ends the run:
+    the frames before it are returned with the status (``Status.MAX_STEPS`` when Dormand-Prince
+    used all ``max_steps``, ``Status.FAILED`` otherwise) and the error's message.
+    """
+    stepper = integrators.METHODS[s.method]
+    times, h = budget.times, budget.h
+    state = (kernel.y0 if kernel.model.rotate_values else np.ascontiguousarray(kernel.x0.T)).copy()
+    frames = np.empty((s.n_frames, kernel.n, kernel.d))
+    energies = np.empty(s.n_frames)
     frames[0] = state.T
-    energies[0] = energy_of(state)
+    energies[0] = plan.energy_of(state)
     accepted = rejected = n_rhs = 0
-    with Progress(bool(progress), t_max) as bar:
-        for f in range(1, n_frames):
-            budget = None
-            if max_steps is not None and stepper.adaptive:
-                budget = max_steps - accepted - rejected
-            control = integrators.Control(rtol, atol, h_min, budget,
-                                          bar.update if progress else None)
-            res = stepper.advance(state, times[f - 1], times[f], h, field, control)
+    with Progress(s.progress, s.t_max) as bar:
+        for f in range(1, s.n_frames):
+            cap = None
+            if s.max_steps is not None and stepper.adaptive:
+                cap = s.max_steps - accepted - rejected
+            control = integrators.Control(s.rtol, s.atol, budget.h_min, cap,
+                                          bar.update if s.progress else None)
+            res = stepper.advance(state, times[f - 1], times[f], h, plan.field, control)
             accepted, rejected = accepted + res.accepted, rejected + res.rejected
             n_rhs += res.n_rhs
-            if res.outcome is not integrators.Outcome.OK:
-                raise IntegrationError(_failure(res, kernel, p, method, times[f - 1], times[f], h,
-                                                t_max, rtol=rtol, atol=atol, h_min=h_min,
-                                                max_steps=max_steps))
-            h = res.h
-            frames[f] = state.T
-            energies[f] = energy_of(state)
-            if model.rotate_values:
-                _check_energy(kernel, p, energies, times, f, method, h, rtol, atol, slack)
-            if identity:
-                _check_identity(kernel, p, energies, times, f, method, h, rtol, atol,
-                                res.speed_integral / kernel.n, slack, speed_slack)
+            try:
+                h = _check_frame(kernel, p, s, budget, plan, res, h, state, frames, energies, f)
+            except IntegrationError as exc:
+                if s.on_failure == "raise":
+                    raise
+                status = (Status.MAX_STEPS if res.outcome is integrators.Outcome.MAX_STEPS
+                          else Status.FAILED)
+                return _Run(frames[:f], energies[:f], accepted, rejected, n_rhs, h, status,
+                            str(exc))
             bar.update(times[f])
+    return _Run(frames, energies, accepted, rejected, n_rhs, h, Status.COMPLETED,
+                Status.COMPLETED.message)
 
-    # back from gauge coordinates once, a frame at a time in place (no second (F, n, d) array:
-    # 240 MB at 100,000 tokens and 101 frames); the first frame is exactly the input
+
+def _check_frame(kernel, p, s, budget, plan, res, h, state, frames, energies, f):
+    """Store frame ``f`` after the stepper's outcome and the energy checks; the next step size.
+
+    Raises IntegrationError for an outcome other than OK (:func:`_failure`), an energy that
+    fell (:func:`_check_energy`, every model with values rotated by the gauge) or, for USA, an
+    energy identity that fails (:func:`_check_identity`).
+    """
+    model, times = kernel.model, budget.times
+    if res.outcome is not integrators.Outcome.OK:
+        raise IntegrationError(_failure(res, kernel, p, s.method, times[f - 1], times[f],
+                                        h, s.t_max,
+                                        rtol=s.rtol, atol=s.atol, h_min=budget.h_min,
+                                        max_steps=s.max_steps))
+    h = res.h
+    frames[f] = state.T
+    energies[f] = plan.energy_of(state)
     if model.rotate_values:
-        for f in range(1, n_frames):
+        _check_energy(kernel, p, energies, times, f, s.method, h, s.rtol, s.atol, plan.slack)
+    # the energy identity holds for USA's gradient ascent in gauge coordinates (not for SA,
+    # whose metric weighs each token by its partition function, nor the unrotated variant)
+    if model.rotate_values and not p.sa:
+        _check_identity(kernel, p, energies, times, f, s.method, h, s.rtol, s.atol,
+                        res.speed_integral / kernel.n, plan.slack, plan.speed_slack)
+    return h
+
+
+def _result(kernel, s, times, plan, run):
+    """The :class:`Trajectory` of a run: its frames mapped back to contents, with provenance.
+
+    Back from gauge coordinates once, a frame at a time in place (no second ``(F, n, d)``
+    array: 240 MB at 100,000 tokens and 101 frames); the first frame is exactly the input.
+    """
+    frames, fast = run.frames, plan.fast
+    if kernel.model.rotate_values:
+        for f in range(1, len(frames)):
             frames[f] = kernel.contents(frames[f])
     frames[0] = kernel.x0
-    adaptive = stepper.adaptive
-    return Trajectory(t=times, x=frames, xi=kernel.xi, energy=energies, model=model, method=method,
-                      dt=None if adaptive else h, rtol=rtol if adaptive else None,
-                      atol=atol if adaptive else None, frozen=kernel.frozen,
-                      seed=None if seed is None else int(seed), n_rhs=n_rhs,
-                      steps_accepted=accepted, steps_rejected=rejected, version=__version__,
-                      summation=summation, degree=None if fast is None else int(fast.degree),
-                      error_bound=None if fast is None else max(float(fast.bound), fastsum.TOL_FLOOR))
+    adaptive = integrators.METHODS[s.method].adaptive
+    return Trajectory(t=times[:len(frames)], x=frames, xi=kernel.xi, energy=run.energies,
+                      model=kernel.model, method=s.method, dt=None if adaptive else run.h,
+                      rtol=s.rtol if adaptive else None, atol=s.atol if adaptive else None,
+                      frozen=kernel.frozen, seed=s.seed, n_rhs=run.n_rhs,
+                      steps_accepted=run.accepted, steps_rejected=run.rejected,
+                      version=__version__, summation=plan.summation,
+                      degree=None if fast is None else int(fast.degree),
+                      error_bound=None if fast is None else max(float(fast.bound), fastsum.TOL_FLOOR),
+                      status=run.status, message=run.message)
 
 
 def _where(kernel):

@@ -1,4 +1,12 @@
-"""The result of a simulation: a small frozen record of arrays."""
+"""The result of a simulation: a small frozen record of arrays.
+
+A :class:`Trajectory` holds three groups, each also readable as one record: its data
+(``traj.data``: the frames ``t``, ``x``, the labels ``xi``, the ``energy`` and the ``frozen``
+tokens), its step statistics (``traj.stats``: the steps accepted and rejected, the velocity
+evaluations and the RK4 step) and its provenance (``traj.provenance``: the model, the method
+and its tolerances, the summation, the seed and the version); and how the run ended, its
+``status`` (:class:`Status`) and ``message``.
+"""
 
 import contextlib
 import json
@@ -10,6 +18,8 @@ import warnings
 import zipfile
 import zlib
 from dataclasses import dataclass, field
+from enum import Enum
+from typing import NamedTuple
 
 import numpy as np
 from numpy.lib import format as npformat
@@ -22,9 +32,11 @@ UNIT_TOL = 1e-9  # rows of a loaded x must have norm 1 within this
 READ_CHUNK = 1 << 24  # bytes read from an archive member at once (16 MB)
 ARRAYS = ("t", "x", "xi", "energy", "frozen", "metadata")
 METADATA = ("model", "method", "dt", "rtol", "atol", "seed", "n_rhs", "version")
-OPTIONAL_METADATA = ("steps_accepted", "steps_rejected", "summation", "degree", "error_bound")
-"""Metadata written since the step statistics (and then the summation) were recorded; older
-files load without them (a file without ``summation`` was summed directly)."""
+OPTIONAL_METADATA = ("steps_accepted", "steps_rejected", "summation", "degree", "error_bound",
+                     "status", "message")
+"""Metadata written since the step statistics (then the summation, then the status) were
+recorded; older files load without them (a file without ``summation`` was summed directly, a
+file without ``status`` holds a run that completed: failed runs were not returned then)."""
 METHODS = ("rk4", "dopri5")
 SUMMATIONS = ("direct", "fast")
 """How a run's velocity was summed (see :func:`usaav_edu.simulate`)."""
@@ -36,14 +48,73 @@ NAME_MAX, PATH_MAX = 255, 4096
 """The limits assumed where ``os.pathconf`` cannot tell (POSIX systems' usual values)."""
 
 
+class Status(Enum):
+    """How a :func:`usaav_edu.simulate` call ended; ``status.message`` says what it means.
+
+    A run that does not complete raises :class:`usaav_edu.errors.IntegrationError`, or, with
+    ``on_failure="return"``, returns the frames computed so far with one of the other two.
+    """
+
+    COMPLETED = "the run reached t_max"
+    MAX_STEPS = ("the adaptive stepper used all max_steps steps before t_max: the frames end "
+                 "before t_max")
+    FAILED = ("the integration failed (a state that is not finite, a step size that underflowed "
+              "or an energy that fell): the frames end before t_max")
+
+    @property
+    def message(self):
+        """The meaning of the status, one sentence."""
+        return self.value
+
+
+class Data(NamedTuple):
+    """The data of a run: frame times, frames, labels, energies, frozen tokens."""
+
+    t: np.ndarray
+    x: np.ndarray
+    xi: np.ndarray
+    energy: np.ndarray
+    frozen: np.ndarray | None
+
+
+class StepStats(NamedTuple):
+    """The step statistics of a run (None where a file written before them does not say)."""
+
+    steps_accepted: int | None
+    steps_rejected: int | None
+    n_rhs: int
+    dt: float | None
+
+
+class Provenance(NamedTuple):
+    """What produced a run: the model, the method and its settings, the summation, the version."""
+
+    model: Model
+    method: str
+    rtol: float | None
+    atol: float | None
+    summation: str
+    degree: int | None
+    error_bound: float | None
+    seed: int | None
+    version: str
+
+
 @dataclass(frozen=True, eq=False)
 class Trajectory:
     """Frames of a run of USA-AV.
 
+    The attributes come in three groups, each also one record: ``data`` (:class:`Data`:
+    ``t``, ``x``, ``xi``, ``energy``, ``frozen``), ``stats`` (:class:`StepStats`:
+    ``steps_accepted``, ``steps_rejected``, ``n_rhs``, ``dt``) and ``provenance``
+    (:class:`Provenance`: ``model``, ``method``, ``rtol``, ``atol``, ``summation``,
+    ``degree``, ``error_bound``, ``seed``, ``version``); with ``status`` and ``message``.
+
     Attributes
     ----------
     t
-        (F,) frame times, from 0 to t_max.
+        (F,) frame times, from 0 to t_max (to the last frame reached if the run did not
+        complete).
     x
         (F, n, d) token contents x_i(t) on the sphere.
     xi
@@ -79,6 +150,13 @@ class Trajectory:
         The guaranteed bound of the velocity's relative error,
         ``max_i |v_hat_i - v_i| / max_i m_i`` with the row mass ``m_i`` (the FastKernel's
         ``bound``; None for direct summation, exact to rounding).
+    status
+        How the run ended (:class:`Status`): ``Status.COMPLETED`` (also every file written
+        before the status was recorded), ``Status.MAX_STEPS`` or ``Status.FAILED`` (returned
+        by ``simulate(..., on_failure="return")``).
+    message
+        What happened, in a sentence or two (where and why a run stopped); by default the
+        status's own ``message``.
     """
 
     t: np.ndarray
@@ -99,6 +177,38 @@ class Trajectory:
     summation: str = "direct"
     degree: int = None
     error_bound: float = None
+    status: Status = Status.COMPLETED
+    message: str | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.status, Status):
+            raise TypeError(f"status must be a Status ({', '.join(s.name for s in Status)}), got "
+                            f"{type(self.status).__name__}")
+        if self.message is None:
+            object.__setattr__(self, "message", self.status.message)
+        elif not isinstance(self.message, str):
+            raise TypeError(f"message must be a str, got {type(self.message).__name__}")
+
+    @property
+    def data(self):
+        """The frames, labels, energies and frozen tokens (:class:`Data`)."""
+        return Data(self.t, self.x, self.xi, self.energy, self.frozen)
+
+    @property
+    def stats(self):
+        """The step statistics (:class:`StepStats`)."""
+        return StepStats(self.steps_accepted, self.steps_rejected, self.n_rhs, self.dt)
+
+    @property
+    def provenance(self):
+        """The model, method, settings, summation, seed and version (:class:`Provenance`)."""
+        return Provenance(self.model, self.method, self.rtol, self.atol, self.summation,
+                          self.degree, self.error_bound, self.seed, self.version)
+
+    @property
+    def completed(self):
+        """True if the run reached ``t_max`` (``status is Status.COMPLETED``)."""
+        return self.status is Status.COMPLETED
 
     @property
     def n(self):
@@ -128,7 +238,8 @@ class Trajectory:
         dict
             JSON-serializable: the model's parameters, the method and its step or
             tolerances, the seed, the step statistics, the summation (with the degree and
-            the error bound of fast summation) and the version.
+            the error bound of fast summation), the version, and the status (its name) and
+            message.
         """
         return {
             "model": self.model.params(), "method": self.method, "dt": self.dt,
@@ -136,6 +247,7 @@ class Trajectory:
             "n_rhs": self.n_rhs, "steps_accepted": self.steps_accepted,
             "steps_rejected": self.steps_rejected, "version": self.version,
             "summation": self.summation, "degree": self.degree, "error_bound": self.error_bound,
+            "status": self.status.name, "message": self.message,
         }
 
     def save(self, path):
@@ -214,7 +326,8 @@ class Trajectory:
         ``degree = error_bound = None``; models written in the flat layout of version 1 are
         read too (:meth:`usaav_edu.models.model.Model.from_params`).  The summation is checked
         with its fields: ``"direct"`` has no degree or bound, ``"fast"`` has both (an
-        integer degree >= 0, a finite bound >= 0).
+        integer degree >= 0, a finite bound >= 0).  Files written before the status was recorded
+        load as ``Status.COMPLETED`` with its message (only completed runs were returned then).
 
         Parameters
         ----------
@@ -271,8 +384,8 @@ def _savable(traj):
     x = np.asarray(traj.x)
     frozen = np.zeros(x.shape[1] if x.ndim == 3 else 0, dtype=bool) if traj.frozen is None \
         else np.asarray(traj.frozen)
-    arrays = dict(t=np.asarray(traj.t), x=x, xi=np.asarray(traj.xi),
-                  energy=np.asarray(traj.energy), frozen=frozen)
+    arrays = {"t": np.asarray(traj.t), "x": x, "xi": np.asarray(traj.xi),
+              "energy": np.asarray(traj.energy), "frozen": frozen}
     text = np.array(json.dumps(meta))
     try:
         _build(Trajectory, dict(arrays), _metadata(text))
@@ -486,7 +599,7 @@ def _read_arrays(zf, max_bytes):
     """The known arrays of an open .npz archive, after checking the sizes in its directory."""
     members = {}
     for info in zf.infolist():
-        key = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+        key = info.filename.removesuffix(".npy")
         if key in members:
             raise _Invalid(f"the archive holds {key!r} twice")
         members[key] = info
@@ -580,6 +693,7 @@ def _metadata(arr):
         else:
             meta[key] = None
     _summation(meta)
+    _status(meta)
     if not isinstance(meta["version"], str):
         raise _Invalid(f"metadata: version must be a string, got {v.shown(meta['version'])}")
     if not isinstance(meta["model"], dict):
@@ -610,6 +724,23 @@ def _summation(meta):
                        f"got degree {v.shown(degree)}, error_bound {v.shown(bound)}")
     meta["degree"] = v.integer("metadata degree", degree, minimum=0)
     meta["error_bound"] = v.real_scalar("metadata error_bound", bound, minimum=0.0)
+
+
+def _status(meta):
+    """Check ``status`` and ``message`` (absent: a run that completed, with its message)."""
+    name = meta.get("status")
+    if name is None:
+        name = Status.COMPLETED.name
+    if name not in Status.__members__:
+        raise _Invalid(f"metadata: status must be one of {list(Status.__members__)}, got "
+                       f"{v.shown(name)}")
+    status = meta["status"] = Status[name]
+    message = meta.get("message")
+    if message is None:
+        message = status.message
+    if not isinstance(message, str):
+        raise _Invalid(f"metadata: message must be a string, got {v.shown(message)}")
+    meta["message"] = message
 
 
 def _real(key, arr, shape):
@@ -657,4 +788,5 @@ def _build(cls, arrays, meta):
                rtol=meta["rtol"], atol=meta["atol"], frozen=frozen.copy() if frozen.any() else None,
                seed=meta["seed"], n_rhs=meta["n_rhs"], steps_accepted=meta["steps_accepted"],
                steps_rejected=meta["steps_rejected"], version=meta["version"],
-               summation=meta["summation"], degree=meta["degree"], error_bound=meta["error_bound"])
+               summation=meta["summation"], degree=meta["degree"], error_bound=meta["error_bound"],
+               status=meta["status"], message=meta["message"])
