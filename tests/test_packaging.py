@@ -543,7 +543,7 @@ def fresh_venv(dist, tmp_path_factory) -> tuple[Path, dict]:
 def test_cli_simulates_from_the_installed_wheel(fresh_venv, tmp_path):
     venv, env = fresh_venv
     out = tmp_path / "run.npz"
-    r = subprocess.run([str(venv / "bin" / "usaav-edu"), "simulate", "--n", "8", "--tau", "1",
+    r = subprocess.run([str(venv / "bin" / "usaav-edu"), "simulate", "--n", "8", "--t-max", "1",
                         "--out", str(out)], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     import usaav_edu as ue

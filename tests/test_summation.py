@@ -269,7 +269,7 @@ def test_malformed_summation_metadata_is_refused(tmp_path, edit, words):
 
 
 # ---------------------------------------------------------------------- command line
-TINY = ["simulate", "--n", "8", "--tau", "0.2", "--frames", "3"]
+TINY = ["simulate", "--n", "8", "--t-max", "0.2", "--n-frames", "3"]
 
 
 def test_cli_summation_fast_runs_and_is_recorded(tmp_path, capsys):

@@ -151,3 +151,147 @@ def test_tol_for_the_cluster_tolerance_warns_and_still_works(f, arg):
 def test_tol_and_cluster_tol_together_are_a_type_error(f, arg):
     with pytest.raises(TypeError, match="both cluster_tol= and its deprecated spelling tol="):
         f(arg, tol=1e-3, cluster_tol=1e-3)
+
+
+# ------------------------------------------------------------------ sweep
+def unrotated(seed):
+    """A set-up where fast summation does not apply (values are not rotated)."""
+    return (models.rope(1.0, (1.0,), 3, rotate_values=False), ue.sphere.uniform(8, 3, seed=seed),
+            np.arange(8.0))
+
+
+def test_sweep_takes_simulate_s_names_and_cluster_tol():
+    names = inspect.signature(ue.sweep).parameters
+    solver = inspect.signature(ue.simulate).parameters
+    for name in ("t_max", "method", "dt", "n_frames", "rtol", "atol", "max_steps", "summation"):
+        assert name in names
+        if name != "t_max":  # (every sweep gives its own)
+            assert names[name].default == solver[name].default, name
+    assert "cluster_tol" in names and "summation_tol" in names and "tol" not in names
+    assert names["cluster_tol"].default == inspect.signature(dg.summary).parameters["cluster_tol"].default
+
+
+def test_sweep_refuses_bad_summation_settings_and_tol_with_cluster_tol():
+    with pytest.raises(ValueError, match="summation must be one of"):
+        ue.sweep("usa", {"seed": [0]}, t_max=1.0, summation="exact")
+    with pytest.raises(ValueError, match="summation_tol must be below 1"):
+        ue.sweep("usa", {"seed": [0]}, t_max=1.0, summation_tol=1.5)
+    with pytest.raises(TypeError, match="both cluster_tol= and its deprecated spelling tol="):
+        ue.sweep("usa", {"seed": [0]}, t_max=1.0, tol=1e-3, cluster_tol=1e-3)
+
+
+@pytest.fixture(scope="module")
+def client():
+    from usaav_edu.sweep.run import _local_cluster
+
+    c, cluster = _local_cluster(1)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def test_sweep_passes_summation_to_simulate(client):
+    ds = ue.sweep(unrotated, {"seed": [0]}, t_max=0.5, n_frames=3, summation="fast",
+                  client=client, progress=False)
+    assert "summation='fast' does not apply" in ds["error"].item()
+    ds = ue.sweep(unrotated, {"seed": [0]}, t_max=0.5, n_frames=3, summation="direct",
+                  client=client, progress=False)
+    assert ds["error"].item() == ""
+    assert ds.attrs["summation"] == "direct" and ds.attrs["summation_tol"] == 1e-10
+
+
+def test_sweep_tol_warns_and_is_the_cluster_tolerance(client):
+    # 2.1 links every pair of unit vectors: one cluster, whatever the run
+    with pytest.warns(DeprecationWarning, match=r"sweep\(tol=\.\.\.\) is deprecated"):
+        old = ue.sweep("usa", {"seed": [0, 1]}, t_max=0.5, n=8, n_frames=3, tol=2.1,
+                       client=client, progress=False)
+    new = quietly(lambda: ue.sweep("usa", {"seed": [0, 1]}, t_max=0.5, n=8, n_frames=3,
+                                   cluster_tol=2.1, client=client, progress=False))
+    assert old["clusters"].values.tolist() == new["clusters"].values.tolist() == [1.0, 1.0]
+    assert old.attrs["cluster_tol"] == 2.1 and "tol" not in old.attrs
+
+
+# ------------------------------------------------------------------ command line
+def _cli():
+    import importlib
+
+    return importlib.import_module("usaav_edu.cli.main")
+
+
+def _deprecations(err):
+    return [line for line in err.splitlines() if "deprecated" in line]
+
+
+def test_the_old_flags_print_a_deprecation_line_and_keep_their_meaning(capsys):
+    main = _cli().main
+    assert main(["simulate", "--n", "8", "--t-max", "0.2", "--n-frames", "3",
+                 "--cluster-tol", "2.1"]) == 0
+    new = capsys.readouterr()
+    assert main(["simulate", "--n", "8", "--tau", "0.2", "--frames", "3", "--tol", "2.1"]) == 0
+    old = capsys.readouterr()
+    assert old.out == new.out
+    assert "t_max 0.2" in new.out and "clusters       1 (cluster_tol 2.1)" in new.out
+    assert _deprecations(new.err) == []
+    assert _deprecations(old.err) == [
+        "usaav-edu: deprecated: --tau is now --t-max (--tau goes in the next release)",
+        "usaav-edu: deprecated: --frames is now --n-frames (--frames goes in the next release)",
+        "usaav-edu: deprecated: --tol is now --cluster-tol (--tol goes in the next release)"]
+
+
+def test_an_old_flag_is_read_into_the_new_one():
+    import io
+
+    cli = _cli()
+    a = cli._parser().parse_args(["simulate", "--tau", "3", "--frames", "7", "--tol", "0.5"])
+    err = io.StringIO()
+    cli.resolve_deprecated_flags(a, err)
+    assert (a.t_max, a.n_frames, a.cluster_tol) == (3.0, 7, 0.5)
+    assert len(_deprecations(err.getvalue())) == 3
+    a = cli._parser().parse_args(["simulate"])
+    cli.resolve_deprecated_flags(a, err)
+    assert (a.t_max, a.n_frames, a.cluster_tol) == (20.0, 101, 1e-3)
+
+
+@pytest.mark.parametrize("old,new", [("--tau", "--t-max"), ("--frames", "--n-frames"),
+                                     ("--tol", "--cluster-tol")])
+@pytest.mark.parametrize("command", [["simulate", "--n", "8"], ["sweep", "--experiment", "usa", "--grid", "seed=0:2"]])
+def test_a_flag_in_both_spellings_is_refused(capsys, command, old, new):
+    assert _cli().main([*command, old, "3", new, "3"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"usaav-edu: error: {old} is the deprecated spelling of {new}; give {new} only")
+
+
+def test_the_sweep_command_takes_the_new_flags_and_the_old_ones():
+    import io
+    import contextlib
+
+    cli = _cli()
+    base = ["sweep", "--experiment", "usa", "--grid", "seed=0:2"]
+    a = cli._parser().parse_args([*base, "--t-max", "1", "--n-frames", "3", "--cluster-tol",
+                                  "0.1", "--summation", "direct"])
+    _, _, new = cli.sweep_settings(a)
+    assert {k: new[k] for k in ("t_max", "n_frames", "cluster_tol", "summation")} == {
+        "t_max": 1.0, "n_frames": 3, "cluster_tol": 0.1, "summation": "direct"}
+    a = cli._parser().parse_args([*base, "--tau", "1", "--frames", "3", "--tol", "0.1",
+                                  "--summation", "direct"])
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        _, _, old = cli.sweep_settings(a)
+    assert old == new and len(_deprecations(err.getvalue())) == 3
+    a = cli._parser().parse_args([*base, "--t-max", "1", "--summation-tol", "1e-8"])
+    assert cli.sweep_settings(a)[2]["summation_tol"] == 1e-8
+    a = cli._parser().parse_args([*base, "--t-max", "1", "--summation", "direct",
+                                  "--summation-tol", "1e-8"])
+    with pytest.raises(ValueError, match="--summation-tol applies to --summation fast or auto"):
+        cli.sweep_settings(a)
+
+
+@pytest.mark.parametrize("command", ["simulate", "sweep"])
+def test_the_help_names_the_new_flags_and_marks_the_old_ones(command, capsys):
+    with pytest.raises(SystemExit):
+        _cli()._parser().parse_args([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for flag in ("--t-max", "--n-frames", "--summation", "--summation-tol", "--cluster-tol"):
+        assert flag + " " in text, flag
+    for old, new in (("--tau", "--t-max"), ("--frames", "--n-frames"), ("--tol", "--cluster-tol")):
+        assert f"{old} {new.strip('-').replace('-', '_').upper()} deprecated spelling of {new}" in text
