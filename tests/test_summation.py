@@ -5,6 +5,7 @@ tests/test_fastsum.py; here: that simulate uses it as asked, records it, never b
 matrix on that path, and refuses it where it does not apply.
 """
 
+import importlib
 import json
 import math
 
@@ -12,10 +13,12 @@ import numpy as np
 import pytest
 
 import usaav_edu as ue
-from usaav_edu import cli, experiments, models
+from usaav_edu import experiments, models
 from usaav_edu.models.biases import CosineBias, DistanceBias
 from usaav_edu.cli import main
 from usaav_edu.dynamics import fastsum
+
+cli = importlib.import_module("usaav_edu.cli.main")
 
 TOL = 1e-10
 N = 96

@@ -135,7 +135,7 @@ def test_tol_for_the_cluster_tolerance_warns_and_still_works(f, arg):
     for value in (2.1, 1e-9):
         with pytest.warns(DeprecationWarning, match=r"tol=\.\.\.\) is deprecated.*cluster_tol="):
             old = f(arg, tol=value)
-        new = quietly(lambda: f(arg, cluster_tol=value))
+        new = quietly(lambda value=value: f(arg, cluster_tol=value))
         if isinstance(new, dict):
             assert old == new
         else:
@@ -262,8 +262,8 @@ def test_a_flag_in_both_spellings_is_refused(capsys, command, old, new):
 
 
 def test_the_sweep_command_takes_the_new_flags_and_the_old_ones():
-    import io
     import contextlib
+    import io
 
     cli = _cli()
     base = ["sweep", "--experiment", "usa", "--grid", "seed=0:2"]

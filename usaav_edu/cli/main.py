@@ -181,7 +181,7 @@ def _dest(flag):
 def _deprecated_flags(parser):
     """Add the old spellings of :data:`DEPRECATED_FLAGS` to a subcommand's parser."""
     for old, new in DEPRECATED_FLAGS.items():
-        kind = [act.type for act in parser._actions if new in act.option_strings][0]
+        kind = next(act.type for act in parser._actions if new in act.option_strings)
         parser.add_argument(old, type=kind, default=None, dest=f"deprecated_{_dest(old)}",
                             metavar=_dest(new).upper(),
                             help=f"deprecated spelling of {new} (goes in the next release)")
