@@ -156,8 +156,8 @@ def accuracy(betas, n):
                 "usa": (ue.models.usa(beta), 3, None),
                 "rope": (ue.models.rope(beta, (1.0,), 3), 3, positions),
                 "prefix_gauge": (ue.models.prefix_gauge(beta, frames4), 4, np.arange(n) % 4),
-                "distance_bias": (ue.models.distance_bias(beta, 0.5), 3, positions),
-                "cosine_bias": (ue.models.cosine_bias(0.7, beta, profile="exp"), 3, positions),
+                "distance_bias": (ue.models.distance_bias(beta, lam=0.5), 3, positions),
+                "cosine_bias": (ue.models.cosine_bias(beta, omega=0.7, profile="exp"), 3, positions),
             }[name]
             kin = model.kernel(unit_columns(d, n, seed=7).T, xi)
             want = np.empty_like(kin.y0)

@@ -52,7 +52,7 @@ def report(n=512):
     x0, xi = ue.sphere.uniform(n, 3, seed=1), np.linspace(0.0, 8.0, n)
     pairs = [("RoPE gauge", ue.models.rope(1.0, (1.0,), 3),
               "wavy gauge", ue.Model(gauge=WavyGauge())),
-             ("distance bias", ue.models.distance_bias(1.0, 1.0),
+             ("distance bias", ue.models.distance_bias(1.0, lam=1.0),
               "Gaussian bias", ue.Model(bias=GaussianBias()))]
     lines = [f"n = {n}, d = 3, RK4, 50 steps (best of 5):"]
     for name, built_in, own_name, own in pairs:

@@ -29,12 +29,12 @@ def all_models(d=3, k=3, seed=0):
         ("sa", ue.models.sa(2.0), d, lambda n: None),
         ("rope3", ue.models.rope(1.0, (0.7,), 3), 3, pos),
         ("rope4", ue.models.rope(1.5, (1.0, np.sqrt(2.0)), 4), 4, lambda n: np.arange(n, dtype=float)),
-        ("rope_std8", ue.models.standard_rope(8, beta=0.5), 8, lambda n: np.arange(n, dtype=float)),
+        ("rope_std8", ue.models.standard_rope(0.5, d=8), 8, lambda n: np.arange(n, dtype=float)),
         ("rope_unrotated", ue.models.rope(1.0, (1.0,), 3, rotate_values=False), 3, pos),
         ("prefix", ue.models.prefix_gauge(1.0, frames), d, lambda n: np.arange(n) % k),
-        ("distance", ue.models.distance_bias(1.0, 0.5), d, pos),
-        ("cosine_linear", ue.models.cosine_bias(1.0), d, pos),
-        ("cosine_exp", ue.models.cosine_bias(1.0, beta=0.8, profile="exp"), d, pos),
+        ("distance", ue.models.distance_bias(1.0, lam=0.5), d, pos),
+        ("cosine_linear", ue.models.cosine_bias(omega=1.0), d, pos),
+        ("cosine_exp", ue.models.cosine_bias(0.8, omega=1.0, profile="exp"), d, pos),
     ]
 
 

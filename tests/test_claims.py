@@ -104,7 +104,7 @@ def test_claim6_torus_curve():
 # 7 -----------------------------------------------------------------------------------------
 def test_claim7_nonnegative_distance_bias_collapses():
     n = 32
-    model = ue.models.distance_bias(1.0, 1.0)
+    model = ue.models.distance_bias(1.0, lam=1.0)
     xi = 2 * np.pi * np.arange(n) / n
     traj = ue.simulate(model, ue.sphere.uniform(n, 3, seed=0), xi, t_max=200.0, method="dopri5", n_frames=21)
     assert dg.spread(traj.x[0]) > 0.5
@@ -114,7 +114,7 @@ def test_claim7_nonnegative_distance_bias_collapses():
 # 8 -----------------------------------------------------------------------------------------
 def test_claim8_cosine_bias_great_circle():
     n = 64
-    model = ue.models.cosine_bias(1.0)
+    model = ue.models.cosine_bias(omega=1.0)
     xi = 2 * np.pi * np.arange(n) / n
     traj = ue.simulate(model, ue.sphere.uniform(n, 3, seed=0), xi, t_max=60.0)
     assert abs(traj.energy[-1] - 0.25) < 1e-8
@@ -130,7 +130,7 @@ def test_claim9_k_prompts_k_clusters():
     xi = np.arange(n) % k
     traj = ue.simulate(model, ue.sphere.uniform(n, 3, seed=0), xi, t_max=60.0)
     x = traj.final
-    assert dg.cluster_count(x, tol=1e-4) == k
+    assert dg.cluster_count(x, cluster_tol=1e-4) == k
     u = traj.y[-1].mean(axis=0)
     u /= np.linalg.norm(u)
     for p in range(k):

@@ -1,5 +1,6 @@
 """The usaav-edu command: flags checked before the run, the result saved first, every failure one line."""
 
+import importlib
 import os
 import pathlib
 import select
@@ -16,7 +17,7 @@ import usaav_edu as ue
 from usaav_edu.cli import command as cli
 from usaav_edu.cli import main
 
-TINY = ["simulate", "--n", "8", "--tau", "0.2", "--frames", "3"]
+TINY = ["simulate", "--n", "8", "--t-max", "0.2", "--n-frames", "3"]
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -62,10 +63,10 @@ BAD_FLAGS = [
     (["--beta", "inf"], "--beta"), (["--model", "rope", "--omega", "nan"], "--omega"),
     (["--model", "prefix_gauge", "--prompts", "0"], "--prompts"),
     (["--model", "distance_bias", "--lam", "-1"], "--lam"), (["--model", "distance_bias", "--lam", "inf"], "--lam"),
-    (["--tau", "0"], "--tau"), (["--tau", "inf"], "--tau"), (["--dt", "0"], "--dt"), (["--dt", "nan"], "--dt"),
-    (["--frames", "1"], "--frames"), (["--max-steps", "0"], "--max-steps"), (["--seed", "-1"], "--seed"),
-    (["--tol", "0"], "--tol"),
-    (["--tol", "nan"], "--tol"), (["--method", "dopri5", "--rtol", "0"], "--rtol"),
+    (["--t-max", "0"], "--t-max"), (["--t-max", "inf"], "--t-max"), (["--dt", "0"], "--dt"), (["--dt", "nan"], "--dt"),
+    (["--n-frames", "1"], "--n-frames"), (["--max-steps", "0"], "--max-steps"), (["--seed", "-1"], "--seed"),
+    (["--cluster-tol", "0"], "--cluster-tol"),
+    (["--cluster-tol", "nan"], "--cluster-tol"), (["--method", "dopri5", "--rtol", "0"], "--rtol"),
     (["--method", "dopri5", "--atol=-1e-9"], "--atol"), (["--method", "dopri5", "--rtol", "nan"], "--rtol"),
 ]
 
@@ -176,7 +177,7 @@ def test_ctrl_c_ends_a_real_run_with_one_line(tmp_path):
     """SIGINT to a running ``usaav-edu simulate``: exit status 130, one line, no traceback."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     # a run of many short frames (about 20 s if left alone): the interrupt is handled between frames
-    args = [sys.executable, "-m", "usaav_edu.cli", "simulate", "--n", "400", "--tau", "2000", "--frames", "2001",
+    args = [sys.executable, "-m", "usaav_edu.cli", "simulate", "--n", "400", "--t-max", "2000", "--n-frames", "2001",
             "--out", str(tmp_path / "run.npz")]
     # the command starts as from a shell, with Ctrl-C's default disposition (a test process may
     # have SIGINT ignored, which a child would inherit, and Python then installs no handler)
@@ -303,7 +304,7 @@ TOO_LARGE = [
     (["--model", "prefix_gauge", "--n", "4", "--prompts", "1e8"], "--prompts 100000000", "43.2 GB"),
     (["--n", "1e20"], "--n 100000000000000000000", "TB"),
     (["--n", "4", "--d", "100000000000000000000"], "--d 100000000000000000000", "TB"),
-    (["--frames", "1e20"], "--frames 100000000000000000000", "TB"),
+    (["--n-frames", "1e20"], "--n-frames 100000000000000000000", "TB"),
 ]
 
 
@@ -396,8 +397,8 @@ def test_a_malformed_command_line_is_one_line_with_exit_status_2(capsys, no_run,
 
 
 def test_integer_flags_accept_exact_integers_in_either_notation():
-    a = cli._parser().parse_args(["simulate", "--n", "1e5", "--frames", "2E1", "--seed", "7"])
-    assert (a.n, a.frames, a.seed) == (100000, 20, 7)
+    a = cli._parser().parse_args(["simulate", "--n", "1e5", "--n-frames", "2E1", "--seed", "7"])
+    assert (a.n, a.n_frames, a.seed) == (100000, 20, 7)
     assert isinstance(a.n, int)
 
 
@@ -420,9 +421,9 @@ def test_a_refusal_by_the_model_names_the_flag(capsys, no_run, flags, words):
 
 
 def test_a_refusal_by_simulate_names_the_flags(capsys):
-    assert main(TINY + ["--tau", "1e300"]) == 2
+    assert main(TINY + ["--t-max", "1e300"]) == 2
     line = one_line(capsys.readouterr().err)
-    assert "t_max is --tau" in line and "max_steps is --max-steps" in line
+    assert "t_max is --t-max" in line and "max_steps is --max-steps" in line
 
 
 def test_with_flags_leaves_a_message_without_keywords_alone():

@@ -44,9 +44,9 @@ def test_cluster_count_finds_planted_clusters():
     rng = np.random.default_rng(0)
     pts = np.repeat(centres, 10, axis=0) + 1e-6 * rng.standard_normal((40, 3))
     pts /= np.linalg.norm(pts, axis=1, keepdims=True)
-    assert dg.cluster_count(pts, tol=1e-3) == 4
-    assert dg.cluster_count(pts, tol=1e-8) == 40
-    labels = dg.clusters(pts, tol=1e-3)
+    assert dg.cluster_count(pts, cluster_tol=1e-3) == 4
+    assert dg.cluster_count(pts, cluster_tol=1e-8) == 40
+    labels = dg.clusters(pts, cluster_tol=1e-3)
     assert all(len(set(labels[10 * k:10 * k + 10])) == 1 for k in range(4))
 
 
@@ -64,7 +64,7 @@ def test_great_circle_energy_is_a_quarter():
     n = 64
     xi = 2 * np.pi * np.arange(n) / n
     x = mx.great_circle(xi, 1.0, [1, 0, 0], [0, 1, 0])
-    model = ue.models.cosine_bias(1.0)
+    model = ue.models.cosine_bias(omega=1.0)
     assert abs(ue.energy(model, x, xi) - 0.25) < 1e-12
     assert abs(mx.cosine_circle_energy(xi, 1.0) - 0.25) < 1e-12
     assert abs(ue.energy_bound(model, xi) - 0.25) < 1e-12
@@ -73,7 +73,7 @@ def test_great_circle_energy_is_a_quarter():
 def test_frames_from_targets_realize_the_targets():
     targets = ue.sphere.uniform(7, 3, seed=5)
     u = np.array([0.0, 0.0, 1.0])
-    model = ue.models.prefix_gauge_from_targets(targets, u=u)
+    model = ue.models.prefix_gauge_from_targets(targets=targets, u=u)
     x = mx.gauge_maximizer(model, np.arange(7), u)
     assert np.allclose(x, targets, atol=1e-14)
     assert abs(ue.energy(model, x, np.arange(7)) - np.e / 2) < 1e-12
@@ -82,7 +82,7 @@ def test_frames_from_targets_realize_the_targets():
 def test_distance_bias_bound_is_attained_by_a_dirac():
     n = 20
     xi = np.linspace(0, 3, n)
-    model = ue.models.distance_bias(1.0, 0.7)
+    model = ue.models.distance_bias(1.0, lam=0.7)
     dirac = np.tile([1.0, 0.0, 0.0], (n, 1))
     assert abs(ue.energy(model, dirac, xi) - ue.energy_bound(model, xi)) < 1e-12
     assert ue.energy(model, ue.sphere.uniform(n, 3, seed=0), xi) < ue.energy_bound(model, xi)
@@ -154,7 +154,7 @@ def test_blocked_clusters_and_diameter_equal_the_pairwise_matrix(seed, block, mo
 
 def near_quarter_period():
     # a cosine bias with every phase omega xi_i in [0, 1]: all b_ij >= 0, the mean bound applies
-    return ue.models.cosine_bias(1.0), ue.sphere.uniform(40, 3, seed=1), np.linspace(0.0, 1.0, 40)
+    return ue.models.cosine_bias(omega=1.0), ue.sphere.uniform(40, 3, seed=1), np.linspace(0.0, 1.0, 40)
 
 
 @pytest.mark.parametrize("name", ["usa", "rope", "prefix_gauge", "distance_bias", "cosine_bias",
@@ -167,7 +167,7 @@ def test_summary_equals_the_pairwise_formulas(name, monkeypatch):
     else:
         model, x0, xi = ue.experiments.setup(name, n=40, seed=1)
     traj = ue.simulate(model, x0, xi, t_max=1.0, n_frames=3)
-    s = dg.summary(traj, tol=0.05)
+    s = dg.summary(traj, cluster_tol=0.05)
     xf = traj.final
     assert s["energy"] == traj.energy[-1]
     assert s["energy_bound"] == pytest.approx(ue.energy_bound(traj.model, traj.xi), rel=1e-13)

@@ -144,7 +144,7 @@ def test_a_fast_run_keeps_the_invariants():
 
     n = 300
     xi = np.linspace(0.0, 30.0, n)
-    model = ue.models.distance_bias(2.0, 0.3)
+    model = ue.models.distance_bias(2.0, lam=0.3)
     kin = model.kernel(unit_columns(3, n, seed=4).T, xi)
     fk = fs.fast_kernel(model, kin.xi, 3, TOL)
     y = kin.y0.copy()
@@ -346,7 +346,7 @@ def test_fast_applies_reasons():
 
     assert fs.fast_applies(ue.models.usa(1.0)) is None
     assert fs.fast_applies(ue.models.prefix_gauge(1.0, frames)) is None
-    assert fs.fast_applies(ue.models.distance_bias(1.0, 0.5)) is None
+    assert fs.fast_applies(ue.models.distance_bias(1.0, lam=0.5)) is None
     unrotated = ue.models.rope(1.0, (1.0,), 3, rotate_values=False)
     assert "content coordinates" in fs.fast_applies(unrotated)
     user = ue.models.Model(bias=Dense())

@@ -81,7 +81,7 @@ def test_prompts_end_in_K_clusters_one_per_prompt(done, abstract):
     _, _, prompts = done
     last = players(abstract)[2].keyframes[-1].astype(float)
     last /= np.linalg.norm(last, axis=1, keepdims=True)
-    labels = ue.diagnostics.clusters(last, tol=1e-3)
+    labels = ue.diagnostics.clusters(last, cluster_tol=1e-3)
     assert labels.max() + 1 == K
     xi = np.asarray(prompts.xi)
     assert all(len(set(labels[xi == k])) == 1 for k in range(K))

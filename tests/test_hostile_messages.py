@@ -92,8 +92,8 @@ def test_parameters_that_are_not_a_dict_are_a_type_error(make):
 def test_an_integer_beyond_the_float_range_is_named():
     with pytest.raises(ValueError, match="beta must be finite, got an integer of 401 digits"):
         ue.models.usa(10 ** 400)
-    with pytest.raises(ValueError, match="tol must be finite"):
-        ue.diagnostics.cluster_count(np.eye(3), tol=10 ** 400)
+    with pytest.raises(ValueError, match="cluster_tol must be finite"):
+        ue.diagnostics.cluster_count(np.eye(3), cluster_tol=10 ** 400)
 
 
 # ---------------------------------------------------------------------- trajectory files

@@ -86,7 +86,7 @@ def test_reductions_refuse_empty_input_by_name():
 
 def test_diagnostics_name_their_arguments():
     x = ue.sphere.uniform(5, 3, seed=0)
-    with pytest.raises(ValueError, match="tol must be"):
+    with pytest.raises(ValueError, match="cluster_tol must be"):
         dg.clusters(x, 0.0)
     with pytest.raises(ValueError, match="x must be finite"):
         dg.diameter(np.full((3, 3), np.nan))

@@ -684,7 +684,7 @@ def fresh_venv(dist, tmp_path_factory) -> types.SimpleNamespace:
     wheel = next(dist.glob("*.whl"))
     _pip_install(venv, env, str(wheel))
     out = root / "run.npz"
-    cli = subprocess.run([str(venv / "bin" / "usaav-edu"), "simulate", "--n", "8", "--tau", "1",
+    cli = subprocess.run([str(venv / "bin" / "usaav-edu"), "simulate", "--n", "8", "--t-max", "1",
                           "--out", str(out)], cwd=root, capture_output=True, text=True, env=env)
     core = subprocess.run([str(venv / "bin" / "python"), "-c", CORE_RUN, *NOT_CORE],
                           cwd=root, capture_output=True, text=True, env=env)

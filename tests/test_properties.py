@@ -31,10 +31,10 @@ def systems(draw):
         model, xi = ue.models.prefix_gauge(beta, ue.sphere.random_frames(k, d, seed=seed)), rng.integers(0, k, n)
     elif kind == "distance":
         d = draw(st.integers(2, 5))
-        model, xi = ue.models.distance_bias(beta, rng.uniform(0, 2)), rng.uniform(0, 6, n)
+        model, xi = ue.models.distance_bias(beta, lam=rng.uniform(0, 2)), rng.uniform(0, 6, n)
     elif kind == "cosine":
         d = draw(st.integers(2, 5))
-        model, xi = ue.models.cosine_bias(rng.uniform(0.2, 2), beta=beta, profile="linear"), rng.uniform(0, 6, n)
+        model, xi = ue.models.cosine_bias(beta, omega=rng.uniform(0.2, 2), profile="linear"), rng.uniform(0, 6, n)
     else:
         d = draw(st.integers(2, 5))
         model, xi = ue.models.usa(beta), None

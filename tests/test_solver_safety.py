@@ -292,7 +292,7 @@ def test_max_seconds_is_validated(value, exc):
 
 
 @pytest.mark.parametrize("model", [ue.models.usa(2.0), ue.models.sa(2.0), ue.models.sa(6.0),
-                                   ue.models.cosine_bias(1.0)], ids=lambda m: f"{m.name}-{m.beta:g}")
+                                   ue.models.cosine_bias(omega=1.0)], ids=lambda m: f"{m.name}-{m.beta:g}")
 @pytest.mark.parametrize("method", ["rk4", "dopri5"])
 def test_usa_and_sa_raise_the_energy(model, method):
     xi = None if model.labels == "none" else np.linspace(0.0, 6.0, 32)
@@ -365,11 +365,11 @@ def test_energy_of_a_collapsed_state_at_beta_700():
     xi = np.arange(200.0)
     b = np.exp(-0.01 * np.abs(xi[:, None] - xi[None, :]))
     expected = math.exp(700.0) / 1400.0 * b.mean()
-    assert ue.energy(ue.models.distance_bias(700.0, 0.01), x, xi) == pytest.approx(expected, rel=1e-12)
+    assert ue.energy(ue.models.distance_bias(700.0, lam=0.01), x, xi) == pytest.approx(expected, rel=1e-12)
 
 
-@pytest.mark.parametrize("model", [ue.models.usa(3.0), ue.models.distance_bias(2.0, 0.5),
-                                   ue.models.cosine_bias(1.0, 2.0, profile="exp")], ids=lambda m: m.name)
+@pytest.mark.parametrize("model", [ue.models.usa(3.0), ue.models.distance_bias(2.0, lam=0.5),
+                                   ue.models.cosine_bias(2.0, omega=1.0, profile="exp")], ids=lambda m: m.name)
 def test_scaled_energy_agrees_with_the_reference(model):
     from usaav_edu.dynamics.energy import energy_scaled
 

@@ -64,7 +64,7 @@ def test_fourier_energy_equals_the_particle_energy(seed):
     n = 24
     xi = sp.circle_positions(n)
     x = ue.sphere.uniform(n, 3, seed=seed)
-    model = ue.models.cosine_bias(1.0)
+    model = ue.models.cosine_bias(omega=1.0)
     k, bhat = sp.bias_fourier(np.cos, n)
     mhat = sp.profile_fourier(x, xi, k)
     assert sp.fourier_energy(bhat, mhat) == pytest.approx(ue.energy(model, x, xi), abs=1e-13)
@@ -75,7 +75,7 @@ def test_fourier_energy_equals_the_particle_energy(seed):
 def test_great_circle_attains_a_quarter_and_has_the_expected_singular_values():
     n = 40
     x, xi = _circle(n)
-    model = ue.models.cosine_bias(1.0)
+    model = ue.models.cosine_bias(omega=1.0)
     assert ue.energy(model, x, xi) == pytest.approx(0.25, abs=1e-13)
     assert np.allclose(sp.singular_values(x), sp.great_circle_singular_values(n, 3), atol=1e-12)
     assert sp.classify(x) == "great circle"
@@ -105,7 +105,7 @@ def test_mean_profile_averages_tokens_at_one_position():
 def test_cosine_bias_dynamics_reaches_the_fourier_bound():
     n = 32
     xi = sp.circle_positions(n)
-    traj = ue.simulate(ue.models.cosine_bias(1.0), ue.sphere.uniform(n, 3, seed=4), xi, t_max=60.0)
+    traj = ue.simulate(ue.models.cosine_bias(omega=1.0), ue.sphere.uniform(n, 3, seed=4), xi, t_max=60.0)
     k, bhat = sp.bias_fourier(np.cos, n)
     assert traj.energy[-1] == pytest.approx(sp.top_frequency(k, bhat)[1] / 2, abs=1e-8)
     assert sp.classify(traj.final) == "great circle"

@@ -18,6 +18,7 @@ from usaav_edu.models.biases import CosineBias, DistanceBias
 from usaav_edu.cli import main
 from usaav_edu.dynamics import fastsum
 
+
 TOL = 1e-10
 N = 96
 T_MAX = 1.0
@@ -39,8 +40,8 @@ CASES = {
     "prefix_gauge": (lambda: models.prefix_gauge(1.0, frames(3, 4, 1)), 4,
                      lambda n: np.arange(n) % 3),
     "distance_bias": (lambda: models.distance_bias(1.0, lam=0.5), 3, positions),
-    "cosine_bias": (lambda: models.cosine_bias(1.0), 3, positions),
-    "cosine_bias_exp": (lambda: models.cosine_bias(1.0, beta=1.5, profile="exp"), 2, positions),
+    "cosine_bias": (lambda: models.cosine_bias(omega=1.0), 3, positions),
+    "cosine_bias_exp": (lambda: models.cosine_bias(1.5, omega=1.0, profile="exp"), 2, positions),
 }
 
 
@@ -195,14 +196,14 @@ def test_bias_facts_without_the_matrix_match_the_matrix():
     for omega in (0.3, 1.0, 2.5, -4.0):
         for span in (0.1, 0.5, 1.5, 3.0, 7.0):
             xi = np.sort(rng.uniform(0.0, span, 40))
-            m = models.cosine_bias(omega)
+            m = models.cosine_bias(omega=omega)
             dense = m.bias_matrix(xi)
             facts = m.bias_facts(xi)
             assert facts == m.bias_facts(xi, dense), (omega, span)
             # the energy bound's factor in O(n log n) against the bias's own block test
             assert m.bound_factor(xi + 50.0) == pytest.approx(m.bias.bound_factor(xi),
                                                               rel=1e-12)
-    for m in (models.distance_bias(1.0, 0.7), models.usa(1.0)):
+    for m in (models.distance_bias(1.0, lam=0.7), models.usa(1.0)):
         xi = np.sort(rng.uniform(0.0, 5.0, 30))
         dense = m.bias_matrix(xi)
         expect = (False, 1.0, False) if dense is None else m.bias_facts(xi, dense)
@@ -210,7 +211,7 @@ def test_bias_facts_without_the_matrix_match_the_matrix():
 
 
 def test_kernel_without_the_dense_bias_holds_no_params_until_asked():
-    m, x0, xi = models.distance_bias(1.0, 0.5), ue.sphere.uniform(20, 3, seed=0), positions(20)
+    m, x0, xi = models.distance_bias(1.0, lam=0.5), ue.sphere.uniform(20, 3, seed=0), positions(20)
     light = m.kernel(x0, xi, dense_bias=False)
     assert light.params is None and not light.dense_bias
     with pytest.raises(ValueError, match="dense_bias=False"):
@@ -271,7 +272,7 @@ def test_malformed_summation_metadata_is_refused(tmp_path, edit, words):
 
 
 # ---------------------------------------------------------------------- command line
-TINY = ["simulate", "--n", "8", "--tau", "0.2", "--frames", "3"]
+TINY = ["simulate", "--n", "8", "--t-max", "0.2", "--n-frames", "3"]
 
 
 def test_cli_summation_fast_runs_and_is_recorded(tmp_path, capsys):

@@ -28,7 +28,7 @@ import zarr
 
 import usaav_edu as ue
 from usaav_edu import diagnostics, experiments, spectral
-from usaav_edu.cli import sweep_table
+from usaav_edu.cli.command import sweep_table
 from usaav_edu.sweep import FINAL, stored_points
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +38,7 @@ ENV = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHO
 @pytest.fixture(scope="module")
 def client():
     """One local cluster of two single-threaded workers for the tests that pass a client."""
-    from usaav_edu.sweep import _local_cluster
+    from usaav_edu.sweep.run import _local_cluster
 
     c, cluster = _local_cluster(2)
     yield c
@@ -74,12 +74,12 @@ def test_a_sweep_at_the_top_level_of_a_script_runs_once(tmp_path):
 
 
 def test_a_worker_that_cannot_start_is_one_line_not_a_hang(monkeypatch, capsys):
-    from usaav_edu.cli import command as cli
+    from usaav_edu.cli import main
 
     monkeypatch.setattr(sys.modules["usaav_edu.sweep.run"], "_WORKER_PROCESS",
                         "import sys; sys.exit(7)")
-    assert cli.main(["sweep", "--experiment", "usa", "--grid", "seed=0:2", "--n", "8",
-                     "--tau", "1", "--workers", "1"]) == 1
+    assert main(["sweep", "--experiment", "usa", "--grid", "seed=0:2", "--n", "8",
+                     "--t-max", "1", "--workers", "1"]) == 1
     assert capsys.readouterr().err == ("usaav-edu: error: a worker of the local cluster exited "
                                        "with status 7 before it connected (its messages are "
                                        "on stderr)\n")
@@ -228,7 +228,7 @@ def test_a_store_made_with_other_arguments_is_refused(tmp_path, client):
 
 # ------------------------------------------------------------------------------ the command line
 SWEEP = ["sweep", "--experiment", "rope", "--grid", "beta=1,2", "--grid", "seed=0:12",
-         "--n", "160", "--tau", "30", "--frames", "31"]
+         "--n", "160", "--t-max", "30", "--n-frames", "31"]
 
 
 def _start(args):
@@ -291,7 +291,7 @@ def test_a_killed_sweep_resumes_with_only_the_missing_points(tmp_path):
 
 def test_ctrl_c_is_one_line_naming_the_points_kept(tmp_path, monkeypatch, capsys, client):
     """The command's answer to Ctrl-C in the middle of a sweep (the workers ignore it)."""
-    from usaav_edu.cli import command as cli
+    from usaav_edu.cli import main
 
     sweep_module = sys.modules["usaav_edu.sweep.run"]
     real = sweep_module._run
@@ -302,9 +302,9 @@ def test_ctrl_c_is_one_line_naming_the_points_kept(tmp_path, monkeypatch, capsys
 
     monkeypatch.setattr(sweep_module, "_run", interrupted)
     store = tmp_path / "usa.zarr"
-    args = ["sweep", "--experiment", "usa", "--grid", "seed=0:8", "--n", "8", "--tau", "1",
+    args = ["sweep", "--experiment", "usa", "--grid", "seed=0:8", "--n", "8", "--t-max", "1",
             "--store", str(store), "--workers", "1"]
-    assert cli.main(args) == 130
+    assert main(args) == 130
     err = capsys.readouterr().err
     assert [ln for ln in err.split("\n") if ln] == [
         f"usaav-edu: interrupted; 3 of 8 points are kept in {store}; run the same command "
@@ -337,7 +337,7 @@ def test_a_real_scheduler_and_two_workers_give_the_local_result(tmp_path, client
             c.wait_for_workers(2, timeout=120)
             assert len(c.scheduler_info()["workers"]) == 2
         args = ["sweep", "--experiment", "distance_bias", "--grid", "lam=0.5,2",
-                "--grid", "seed=0:3", "--n", "20", "--tau", "5"]
+                "--grid", "seed=0:3", "--n", "20", "--t-max", "5"]
         remote = subprocess.run([sys.executable, "-m", "usaav_edu.cli", *args, "--store",
                                  str(tmp_path / "remote.zarr"), "--scheduler", address],
                                 cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300)
@@ -386,9 +386,9 @@ def test_a_real_scheduler_and_two_workers_give_the_local_result(tmp_path, client
      "--scheduler 'foo://127.0.0.1:8786': give an address like tcp://HOST:8786"),
 ])
 def test_a_malformed_flag_of_the_sweep_is_one_line_naming_it(flags, message, capsys):
-    from usaav_edu.cli import command as cli
+    from usaav_edu.cli import main
 
-    assert cli.main(["sweep", "--experiment", "usa", "--tau", "1", *flags]) == 2
+    assert main(["sweep", "--experiment", "usa", "--t-max", "1", *flags]) == 2
     err = capsys.readouterr().err
     lines = [ln for ln in err.split("\n") if ln]
     assert len(lines) == 1 and lines[0].startswith("usaav-edu: error: " + message), err

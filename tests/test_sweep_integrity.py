@@ -19,18 +19,18 @@ import pytest
 import zarr
 
 import usaav_edu as ue
-from usaav_edu.cli import command as cli
+from usaav_edu.cli import main
 from usaav_edu.sweep import point_checksum, read_store, stored_points
 
 GRID = {"seed": [0, 1, 2]}
 KW = {"t_max": 1.0, "n": 8, "n_frames": 3, "progress": False}
-ARGS = ["sweep", "--experiment", "usa", "--grid", "seed=0:3", "--n", "8", "--tau", "1",
-        "--frames", "3"]
+ARGS = ["sweep", "--experiment", "usa", "--grid", "seed=0:3", "--n", "8", "--t-max", "1",
+        "--n-frames", "3"]
 
 
 @pytest.fixture(scope="module")
 def client():
-    from usaav_edu.sweep import _local_cluster
+    from usaav_edu.sweep.run import _local_cluster
 
     c, cluster = _local_cluster(1)
     yield c
@@ -122,7 +122,7 @@ def test_the_command_runs_a_truncated_point_again_and_says_so_in_one_line(
     chunk = store / "energy" / "0"
     chunk.write_bytes(chunk.read_bytes()[:10])  # blosc cannot decode it
     _use_client(monkeypatch, client)
-    assert cli.main([*ARGS, "--store", str(store)]) == 0
+    assert main([*ARGS, "--store", str(store)]) == 0
     out, err = capsys.readouterr()
     assert [ln for ln in err.split("\n") if ln] == [
         f"usaav-edu: warning: store {store}: the point (seed=0) failed verification (its chunk "
@@ -143,7 +143,7 @@ def test_an_edited_shape_is_one_line_naming_the_store_and_the_variable(clean, tm
     meta = json.loads(path.read_text())
     (meta if where != ".zmetadata" else meta["metadata"]["energy/.zarray"])["shape"] = [4]
     path.write_text(json.dumps(meta))
-    assert cli.main([*ARGS, "--store", str(store)]) == 2  # refused before anything runs
+    assert main([*ARGS, "--store", str(store)]) == 2  # refused before anything runs
     err = capsys.readouterr().err
     lines = [ln for ln in err.split("\n") if ln]
     assert len(lines) == 1, err

@@ -35,7 +35,7 @@ def test_frozen_mask_roundtrip(tmp_path):
 
 def test_cli_simulate_writes_and_summarizes(tmp_path, capsys):
     out = tmp_path / "run.npz"
-    code = main(["simulate", "--model", "rope", "--n", "64", "--d", "3", "--beta", "1", "--tau", "20",
+    code = main(["simulate", "--model", "rope", "--n", "64", "--d", "3", "--beta", "1", "--t-max", "20",
                  "--seed", "0", "--out", str(out)])
     assert code == 0
     text = capsys.readouterr().out

@@ -376,7 +376,7 @@ def test_from_params_runs_the_constructor_checks(traj):
         ue.Model.from_params(dict(good, gauge=bad_gauge))
     with pytest.raises(ValueError, match="unknown keys 'colour'"):
         ue.Model.from_params(dict(good, colour="red"))
-    distance = ue.models.distance_bias(1.0, 2.0).params()
+    distance = ue.models.distance_bias(1.0, lam=2.0).params()
     with pytest.raises(ValueError, match="lam must be finite"):
         ue.Model.from_params(dict(distance, bias={"kind": "distance", "lam": float("inf")}))
     with pytest.raises(ValueError, match="lacks the keys \\['profile'\\]"):
@@ -498,14 +498,14 @@ def test_rope_angle_overflow_names_omegas_and_xi():
 
 
 def test_cosine_bias_overflow_names_omega():
-    model = ue.models.cosine_bias(1e308)
+    model = ue.models.cosine_bias(omega=1e308)
     x0 = ue.sphere.uniform(3, 3, seed=0)
     with pytest.raises(ValueError, match=r"omega \* \(xi_i - xi_j\) must be finite"):
         ue.energy(model, x0, np.array([0.0, 1.0, 2.0]))
 
 
 def test_bias_label_differences_that_overflow_are_refused():
-    model = ue.models.distance_bias(1.0, 0.0)
+    model = ue.models.distance_bias(1.0, lam=0.0)
     x0 = ue.sphere.uniform(2, 3, seed=0)
     with pytest.raises(ValueError, match=r"xi: the differences xi_i - xi_j overflow"):
         ue.energy(model, x0, np.array([-1e308, 1e308]))

@@ -91,7 +91,7 @@ def test_constructors_reject(make, exc, match):
 
 @pytest.mark.parametrize("call,exc,match", [
     (lambda: ue.diagnostics.spread(X0 * 2), ValueError, "x must hold unit vectors"),
-    (lambda: ue.diagnostics.cluster_count(X0, tol=0.0), ValueError, "tol must be > 0"),
+    (lambda: ue.diagnostics.cluster_count(X0, cluster_tol=0.0), ValueError, "cluster_tol must be > 0"),
     (lambda: ue.maximizers.latitude_circle(1.5), ValueError, "height must be <= 1"),
     (lambda: ue.maximizers.great_circle(POS, 1.0, [1, 0, 0], [1, 0, 0]), ValueError, "a and c must be orthogonal"),
     (lambda: ue.maximizers.gauge_maximizer(ROPE, POS, [1.0, 1.0, 0.0]), ValueError, "u must hold unit vectors"),

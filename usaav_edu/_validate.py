@@ -7,8 +7,11 @@ prompt id out of range is an error.
 """
 
 import importlib.util
+import functools
+import inspect
 import numbers
 import reprlib
+import warnings
 
 import numpy as np
 
@@ -164,3 +167,67 @@ def output_path(name, path):
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ValueError(f"{name}: the folder {folder!r} of {path!r} is not writable")
     return path
+
+
+# ------------------------------------------------------------------ deprecated spellings
+def renamed_keywords(**renames):
+    """Decorator: the keyword ``old`` of ``old="new"`` still works, for one release, as ``new``.
+
+    A call with the old keyword gives a ``DeprecationWarning`` naming the new one and runs as if
+    the new one had been given; a call with both is a ``TypeError``.  The signature shown
+    (``inspect.signature``, ``help``) is the new one.
+    """
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            for old, new in renames.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{f.__name__}() got both {new}= and its deprecated "
+                                        f"spelling {old}=; give {new}= only")
+                    warnings.warn(f"{f.__name__}({old}=...) is deprecated and will be removed in "
+                                  f"the next release; write {f.__name__}({new}=...)",
+                                  DeprecationWarning, stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            return f(*args, **kwargs)
+        return wrapper
+    return decorate
+
+
+def old_positional_order(*old):
+    """Decorator: calls in the positional order ``old`` keep their old meaning for one release.
+
+    The decorated function has the new signature.  A call is read in the old order, with a
+    ``DeprecationWarning`` that shows the call with keywords, when it gives more positional
+    arguments than the new signature takes, or when a positional argument's old name differs
+    from its new name and none of the old names is also given by keyword (which would make the
+    call one in the new order).  Otherwise it is passed on unchanged.  So with
+    ``f(beta=1.0, *, omega=1.0)`` and old order ``("omega", "beta")``: ``f(2.0, 1.0)`` and
+    ``f(2.0)`` warn and mean ``omega=2.0``; ``f(2.0, omega=1.0)`` and ``f(beta=2.0)`` are
+    calls in the new order.
+    """
+    def decorate(f):
+        new = [p.name for p in inspect.signature(f).parameters.values()
+               if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            if len(args) > len(old):
+                raise TypeError(f"{f.__name__}() takes at most {len(new)} positional "
+                                f"argument{'s' * (len(new) != 1)}, got {len(args)}")
+            names = old[:len(args)]
+            new_order = len(args) <= len(new) and (
+                list(names) == new[:len(args)] or any(k in kwargs for k in names))
+            if new_order:
+                return f(*args, **kwargs)
+            both = [k for k in names if k in kwargs]
+            if both:
+                raise TypeError(f"{f.__name__}() got {both[0]} both by position and by keyword")
+            spelled = ", ".join(f"{k}=..." for k in names)
+            warnings.warn(f"{f.__name__}({', '.join(names)}) by position is deprecated: the "
+                          f"order is now {f.__name__}{inspect.signature(f)} and the old one goes "
+                          f"in the next release; write {f.__name__}({spelled})",
+                          DeprecationWarning, stacklevel=2)
+            return f(**dict(zip(names, args)), **kwargs)
+        return wrapper
+    return decorate

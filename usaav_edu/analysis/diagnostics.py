@@ -127,7 +127,8 @@ def dirac_distance(x):
     return float(np.sqrt(2.0 * s2 / (1.0 + m)))
 
 
-def clusters(x, tol=1e-3):
+@v.renamed_keywords(tol="cluster_tol")
+def clusters(x, cluster_tol=1e-3):
     """Cluster labels: i and j share a cluster when a chain of points links them with steps < tol.
 
     (Single linkage: the connected components of the graph ``|x_i - x_j| < tol``, with
@@ -148,8 +149,8 @@ def clusters(x, tol=1e-3):
     ----------
     x : array_like
         ``(n, d)`` unit vectors, one frame.
-    tol : float
-        Link distance, > 0.
+    cluster_tol : float
+        Link distance ``tol``, > 0 (the keyword ``tol=`` is deprecated).
 
     Returns
     -------
@@ -157,7 +158,7 @@ def clusters(x, tol=1e-3):
         ``(n,)`` int labels.
     """
     x = v.points_on_sphere("x", x)
-    tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
+    tol = v.real_scalar("cluster_tol", cluster_tol, minimum=0.0, strict=True)
     n, d = x.shape
     if n * n <= BLOCK_ENTRIES:
         return _clusters_of_graph(np.maximum(0.0, 2.0 - 2.0 * (x @ x.T)) < tol * tol)
@@ -229,21 +230,22 @@ def _clusters_of_graph(adj):
     return labels
 
 
-def cluster_count(x, tol=1e-3):
-    """Number of clusters of :func:`clusters` at tolerance ``tol``.
+@v.renamed_keywords(tol="cluster_tol")
+def cluster_count(x, cluster_tol=1e-3):
+    """Number of clusters of :func:`clusters` at link distance ``cluster_tol``.
 
     Parameters
     ----------
     x : array_like
         ``(n, d)`` unit vectors, one frame.
-    tol : float
-        Link distance, > 0.
+    cluster_tol : float
+        Link distance, > 0 (the keyword ``tol=`` is deprecated).
 
     Returns
     -------
     int
     """
-    return int(clusters(x, tol).max() + 1)
+    return int(clusters(x, cluster_tol).max() + 1)
 
 
 def orbit_residual(model, x, xi):
@@ -309,7 +311,8 @@ def series(traj, fn, *args, **kwargs):
     return np.array([fn(xf, *args, **kwargs) for xf in traj.x])
 
 
-def summary(traj, tol=1e-3):
+@v.renamed_keywords(tol="cluster_tol")
+def summary(traj, cluster_tol=1e-3):
     """Final-frame diagnostics of a Trajectory as a dict (energy, bound, spread, ...).
 
     Memory ``O(n)`` plus one block of pairwise values: no ``n x n`` matrix is built.
@@ -318,8 +321,9 @@ def summary(traj, tol=1e-3):
     ----------
     traj : Trajectory
         The run.
-    tol : float
-        Cluster tolerance, > 0.
+    cluster_tol : float
+        Cluster tolerance (the link distance of :func:`clusters`), > 0; the keyword ``tol=``
+        is deprecated.
 
     Returns
     -------
@@ -330,10 +334,10 @@ def summary(traj, tol=1e-3):
     Raises
     ------
     TypeError, ValueError
-        For a bad ``traj`` or ``tol``.
+        For a bad ``traj`` or ``cluster_tol``.
     """
     traj = _trajectory(traj)
-    tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
+    tol = v.real_scalar("cluster_tol", cluster_tol, minimum=0.0, strict=True)
     xf = traj.final
     return {
         "energy": float(traj.energy[-1]),

@@ -469,15 +469,16 @@ def two_cluster_merge_time(theta0, theta_end, p, beta, normalization="usa", poin
 
 
 # ---------------------------------------------------------------------- staircases
-def cluster_staircase(traj, tol=1e-2):
-    """Cluster count at every frame of a Trajectory (single linkage at distance ``tol``).
+@v.renamed_keywords(tol="cluster_tol")
+def cluster_staircase(traj, cluster_tol=1e-2):
+    """Cluster count at every frame of a Trajectory (single linkage at distance ``cluster_tol``).
 
     Parameters
     ----------
     traj : Trajectory
         The run.
-    tol : float
-        Link distance, > 0.
+    cluster_tol : float
+        Link distance, > 0 (the keyword ``tol=`` is deprecated).
 
     Returns
     -------
@@ -487,7 +488,7 @@ def cluster_staircase(traj, tol=1e-2):
     x = getattr(traj, "x", None)
     if x is None or np.ndim(x) != 3:
         raise TypeError("traj must be a Trajectory (with x of shape (F, n, d))")
-    tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
+    tol = v.real_scalar("cluster_tol", cluster_tol, minimum=0.0, strict=True)
     return np.array([cluster_count(xf, tol) for xf in x], dtype=np.int64)
 
 

@@ -1,6 +1,6 @@
 """The ``usaav-edu`` command::
 
-    usaav-edu simulate --model rope --n 64 --d 3 --beta 1 --tau 20 \\
+    usaav-edu simulate --model rope --n 64 --d 3 --beta 1 --t-max 20 \\
         --seed 0 --out run.npz
     usaav-edu simulate --model rope --n 100000 --summation fast \\
         --summation-tol 1e-10
@@ -12,11 +12,13 @@ exactly the path ``--out`` and only then prints a summary; ``bench`` prints the
 right-hand-side throughput (pair interactions per second), then the time of one
 velocity evaluation by direct and by fast summation and the estimated crossover n.
 
-``--summation`` picks how the velocity is summed (``simulate``'s ``summation``:
-``auto``, ``direct`` or ``fast``) and ``--summation-tol`` the error bound of fast
-summation (``simulate``'s ``summation_tol``; ``--tol`` is the cluster tolerance of the
-summary).  ``--summation fast`` for an experiment where fast summation does not
-apply is refused before the run, with the reason.
+The flags are the keywords of ``simulate`` and ``sweep``: ``--t-max``, ``--n-frames``,
+``--method``, ``--rtol``, ``--atol``, ``--summation`` (how the velocity is summed:
+``auto``, ``direct`` or ``fast``) and ``--summation-tol`` (the error bound of fast
+summation); ``--cluster-tol`` is ``cluster_tol``, the cluster tolerance of the summary.
+``--summation fast`` for an experiment where fast summation does not apply is refused
+before the run, with the reason.  The old spellings ``--tau``, ``--frames`` and ``--tol``
+still work for one release: each prints a deprecation line on stderr.
 
 A flag that the chosen experiment does not read (``--omega`` for ``usa``, a
 ``--d`` other than 4 for ``generalized_rope``, ``--rtol`` with RK4, ...) is an
@@ -39,7 +41,7 @@ read-only, a name its folder accepts, room on the disk for the file).
 (``usaav_edu.sweep``) and prints a summary table::
 
     usaav-edu sweep --experiment rope --grid beta=0.5,1,2,4 --grid seed=0:32 \\
-        --tau 20 --store sweep.zarr [--scheduler tcp://HOST:8786]
+        --t-max 20 --store sweep.zarr [--scheduler tcp://HOST:8786]
 
 With ``--store`` an interrupted sweep (Ctrl-C: one line, exit status 130) is resumed by the
 same command, which runs only the points that are not in the store, and again those whose
@@ -137,12 +139,13 @@ def _parser():
     s.add_argument("--prompts", type=_count, default=None,
                    help="number of prompts, >= 1 (prefix_gauge; default 4)")
     s.add_argument("--lam", type=float, default=None, help="decay of the distance bias, >= 0 (default 1)")
-    s.add_argument("--tau", type=float, default=20.0, help="final time, > 0")
+    s.add_argument("--t-max", type=float, default=None, help="final time, > 0 (default 20)")
     s.add_argument("--dt", type=float, default=None, help="RK4 step, > 0 (default: from beta)")
     s.add_argument("--method", choices=("rk4", "dopri5"), default="rk4")
     s.add_argument("--rtol", type=float, default=None, help="dopri5 relative tolerance, > 0 (default 1e-8)")
     s.add_argument("--atol", type=float, default=None, help="dopri5 absolute tolerance, > 0 (default 1e-10)")
-    s.add_argument("--frames", type=_count, default=101, help="number of stored frames, >= 2")
+    s.add_argument("--n-frames", type=_count, default=None,
+                   help="number of stored frames, >= 2 (default 101)")
     s.add_argument("--max-steps", type=_count, default=None,
                    help="refuse runs estimated to take more steps than this, >= 1 (default: simulate's cap)")
     s.add_argument("--seed", type=_count, default=0, help="seed of the uniform initial state, >= 0")
@@ -151,7 +154,9 @@ def _parser():
                         "linear in n) or auto (the one estimated faster; default)")
     s.add_argument("--summation-tol", type=float, default=None,
                    help="relative error bound of fast summation, in (0, 1) (default 1e-10)")
-    s.add_argument("--tol", type=float, default=1e-3, help="cluster tolerance for the summary, > 0")
+    s.add_argument("--cluster-tol", type=float, default=None,
+                   help="cluster tolerance for the summary, > 0 (default 1e-3)")
+    _deprecated_flags(s)
     s.add_argument("--out", default=None, help="output file, written to exactly this path (an .npz archive)")
     b = sub.add_parser("bench", help="print right-hand-side throughput (pair interactions per second)")
     b.add_argument("--n", type=_count, nargs="+", default=[256, 1024])
@@ -161,6 +166,69 @@ def _parser():
     b.add_argument("--no-fast", action="store_true", help="leave out the fast summation table")
     _sweep_parser(sub)
     return p
+
+
+DEPRECATED_FLAGS = {"--tau": "--t-max", "--frames": "--n-frames", "--tol": "--cluster-tol"}
+"""The old spelling of a flag -> the new one: kept for one release, with a deprecation line."""
+FLAG_DEFAULTS = {"t_max": 20.0, "n_frames": 101, "cluster_tol": 1e-3}
+"""The defaults of the flags that have an old spelling (None in the parser, to see both)."""
+
+
+def _dest(flag):
+    return flag.lstrip("-").replace("-", "_")
+
+
+def _deprecated_flags(parser):
+    """Add the old spellings of :data:`DEPRECATED_FLAGS` to a subcommand's parser."""
+    for old, new in DEPRECATED_FLAGS.items():
+        kind = next(act.type for act in parser._actions if new in act.option_strings)
+        parser.add_argument(old, type=kind, default=None, dest=f"deprecated_{_dest(old)}",
+                            metavar=_dest(new).upper(),
+                            help=f"deprecated spelling of {new} (goes in the next release)")
+
+
+def resolve_deprecated_flags(a, stream=None):
+    """Read the old spellings of flags into the new ones, with a deprecation line each.
+
+    Fills the defaults of :data:`FLAG_DEFAULTS` where neither spelling is given.
+
+    Parameters
+    ----------
+    a : argparse.Namespace
+        The parsed flags; changed in place.
+    stream : file or None
+        Where the deprecation lines go (default ``sys.stderr``).
+
+    Raises
+    ------
+    ValueError
+        If a flag is given in both spellings.
+    """
+    stream = sys.stderr if stream is None else stream
+    for old, new in DEPRECATED_FLAGS.items():
+        value = getattr(a, f"deprecated_{_dest(old)}", None)
+        if value is None:
+            continue
+        if getattr(a, _dest(new)) is not None:
+            raise ValueError(f"{old} is the deprecated spelling of {new}; give {new} only")
+        stream.write(f"usaav-edu: deprecated: {old} is now {new} ({old} goes in the next "
+                     f"release)\n")
+        setattr(a, _dest(new), value)
+        setattr(a, f"deprecated_{_dest(old)}", None)
+    for key, default in FLAG_DEFAULTS.items():
+        if getattr(a, key, None) is None:
+            setattr(a, key, default)
+
+
+def _summation_tol(a):
+    """``--summation-tol`` checked: in (0, 1), and only where fast summation may run."""
+    if a.summation == "direct":
+        raise ValueError("--summation-tol applies to --summation fast or auto only (the "
+                         "summation is direct)")
+    tol = v.real_scalar("--summation-tol", a.summation_tol, minimum=0.0, strict=True)
+    if not tol < 1.0:
+        raise ValueError(f"--summation-tol must be below 1 (a relative error bound), got {tol:g}")
+    return tol
 
 
 def simulate_settings(a):
@@ -210,8 +278,9 @@ def simulate_settings(a):
         else:
             value = v.real_scalar(f"--{flag}", value)
         setup[key] = value
-    solver = {"t_max": v.real_scalar("--tau", a.tau, minimum=0.0, strict=True),
-              "n_frames": v.integer("--frames", a.frames, minimum=2), "method": a.method}
+    resolve_deprecated_flags(a)
+    solver = {"t_max": v.real_scalar("--t-max", a.t_max, minimum=0.0, strict=True),
+              "n_frames": v.integer("--n-frames", a.n_frames, minimum=2), "method": a.method}
     if a.max_steps is not None:
         solver["max_steps"] = v.integer("--max-steps", a.max_steps, minimum=1)
     if a.dt is not None:
@@ -225,15 +294,8 @@ def simulate_settings(a):
         solver[flag] = v.real_scalar(f"--{flag}", value, minimum=0.0, strict=True)
     solver["summation"] = v.choice("--summation", a.summation, SUMMATIONS)
     if a.summation_tol is not None:
-        if a.summation == "direct":
-            raise ValueError("--summation-tol applies to --summation fast or auto only (the "
-                             "summation is direct)")
-        tol = v.real_scalar("--summation-tol", a.summation_tol, minimum=0.0, strict=True)
-        if not tol < 1.0:
-            raise ValueError(f"--summation-tol must be below 1 (a relative error bound), "
-                             f"got {tol:g}")
-        solver["summation_tol"] = tol
-    v.real_scalar("--tol", a.tol, minimum=0.0, strict=True)
+        solver["summation_tol"] = _summation_tol(a)
+    v.real_scalar("--cluster-tol", a.cluster_tol, minimum=0.0, strict=True)
     check_work(setup["n"], setup["d"], solver["n_frames"], setup.get("n_prompts"))
     out = None
     if a.out is not None:
@@ -296,9 +358,9 @@ def check_work(n, d, n_frames, n_prompts=None):
                                 f"{d} x {d}) and the run would take about {_size(run + frames)} of "
                                 f"memory, {cap}; use fewer prompts", nbytes=run + frames)
     if run + frames > MEMORY_CAP:
-        raise WorkEstimateError(f"--n {n} --d {d} --frames {n_frames}: the run would hold about "
+        raise WorkEstimateError(f"--n {n} --d {d} --n-frames {n_frames}: the run would hold about "
                                 f"{_size(run + frames)} in memory ({n_frames} frames of {n} x {d} and "
-                                f"the solver's work), {cap}; use fewer tokens (--n) or frames (--frames)",
+                                f"the solver's work), {cap}; use fewer tokens (--n) or frames (--n-frames)",
                                 nbytes=run + frames)
     if seconds > SECONDS_CAP:
         raise WorkEstimateError(f"--prompts {n_prompts}: drawing the prompt frames would take about "
@@ -306,7 +368,7 @@ def check_work(n, d, n_frames, n_prompts=None):
                                 f"prompts", seconds=seconds)
 
 
-FLAG_OF = {"t_max": "--tau", "max_steps": "--max-steps", "n_frames": "--frames", "dt": "--dt",
+FLAG_OF = {"t_max": "--t-max", "max_steps": "--max-steps", "n_frames": "--n-frames", "dt": "--dt",
            "rtol": "--rtol", "atol": "--atol", "summation_tol": "--summation-tol", "summation": "--summation",
            "method='dopri5'": "--method dopri5", "beta": "--beta", "omega": "--omega",
            "lam": "--lam", "n_prompts": "--prompts", "d": "--d", "n": "--n"}
@@ -364,8 +426,8 @@ def _simulate(a, record):
         record["saved"] = out
         print(f"wrote {out}", flush=True)
     record["finished"] = True
-    s = diagnostics.summary(traj, tol=a.tol)
-    print(f"model {a.model}  n {traj.n}  d {traj.d}  beta {model.beta:g}  tau {solver['t_max']:g}  "
+    s = diagnostics.summary(traj, cluster_tol=a.cluster_tol)
+    print(f"model {a.model}  n {traj.n}  d {traj.d}  beta {model.beta:g}  t_max {solver['t_max']:g}  "
           f"seed {setup['seed']}  method {traj.method}  rhs evaluations {traj.n_rhs}")
     if traj.summation == "fast":
         print(f"summation      fast (degree {traj.degree}, velocity error bound "
@@ -376,7 +438,7 @@ def _simulate(a, record):
     print(f"energy bound   {s['energy_bound']:.10g}")
     print(f"spread         {s['spread']:.3e}")
     print(f"dirac distance {s['dirac_distance']:.3e}")
-    print(f"clusters       {s['clusters']} (tol {a.tol:g})")
+    print(f"clusters       {s['clusters']} (cluster_tol {a.cluster_tol:g})")
 
 
 def _bench(a):
@@ -451,14 +513,20 @@ def _sweep_parser(sub):
                    help="a keyword held fixed at every point, e.g. --set omega=2")
     w.add_argument("--n", type=int, default=None, help="number of tokens (default 64)")
     w.add_argument("--d", type=int, default=None, help="dimension (default 3)")
-    w.add_argument("--tau", type=float, default=20.0, help="final time of every run, > 0")
+    w.add_argument("--t-max", type=float, default=None, help="final time of every run, > 0 (default 20)")
     w.add_argument("--method", choices=("rk4", "dopri5"), default="rk4")
     w.add_argument("--dt", type=float, default=None, help="RK4 step, > 0 (default: from beta)")
     w.add_argument("--rtol", type=float, default=None, help="dopri5 relative tolerance (1e-8)")
     w.add_argument("--atol", type=float, default=None, help="dopri5 absolute tolerance (1e-10)")
-    w.add_argument("--frames", type=int, default=101, help="frames of every run, >= 2")
+    w.add_argument("--n-frames", type=int, default=None, help="frames of every run, >= 2 (default 101)")
     w.add_argument("--max-steps", type=int, default=None, help="refuse longer runs (default 1e6)")
-    w.add_argument("--tol", type=float, default=1e-3, help="cluster tolerance, > 0")
+    w.add_argument("--summation", choices=SUMMATIONS, default="auto",
+                   help="how the velocity is summed: direct, fast or auto (default)")
+    w.add_argument("--summation-tol", type=float, default=None,
+                   help="relative error bound of fast summation, in (0, 1) (default 1e-10)")
+    w.add_argument("--cluster-tol", type=float, default=None,
+                   help="cluster tolerance, > 0 (default 1e-3)")
+    _deprecated_flags(w)
     w.add_argument("--store", default=None,
                    help="Zarr directory: finished points are kept; run again to resume")
     w.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -611,9 +679,14 @@ def sweep_settings(a):
             if key not in reads:
                 raise ValueError(f"{flag} {key}: the {e.name} experiment does not read {key} (it "
                                  f"reads {', '.join(sorted(reads))})")
-    keywords = {"t_max": v.real_scalar("--tau", a.tau, minimum=0.0, strict=True),
-                "method": a.method, "n_frames": v.integer("--frames", a.frames, minimum=2),
-                "tol": v.real_scalar("--tol", a.tol, minimum=0.0, strict=True), "fixed": fixed}
+    resolve_deprecated_flags(a)
+    keywords = {"t_max": v.real_scalar("--t-max", a.t_max, minimum=0.0, strict=True),
+                "method": a.method, "n_frames": v.integer("--n-frames", a.n_frames, minimum=2),
+                "summation": v.choice("--summation", a.summation, SUMMATIONS),
+                "cluster_tol": v.real_scalar("--cluster-tol", a.cluster_tol, minimum=0.0,
+                                             strict=True), "fixed": fixed}
+    if a.summation_tol is not None:
+        keywords["summation_tol"] = _summation_tol(a)
     for flag, key in (("n", "n"), ("d", "d")):
         value = getattr(a, flag)
         if value is not None:
@@ -730,7 +803,7 @@ def _sweep(a, record):
         total *= len(grid[k])
     where = f" (store {store})" if store is not None else ""
     print(f"sweep {experiment}: {total} points, {total - before} run now, {before} from the "
-          f"store{where}; tau {keywords['t_max']:g}, method {keywords['method']}")
+          f"store{where}; t_max {keywords['t_max']:g}, method {keywords['method']}")
     failed = int((ds["error"] != "").sum())
     if failed:
         first = next(m for m in ds["error"].values.ravel() if m)

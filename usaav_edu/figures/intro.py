@@ -93,7 +93,7 @@ def abstract_facts(usa, rope, prompts) -> dict:
     u = u / np.linalg.norm(u)
     xi = np.asarray(prompts.xi)
     ids = np.unique(xi)
-    labels = diagnostics.clusters(prompts.final, tol=CLUSTER_TOL)
+    labels = diagnostics.clusters(prompts.final, cluster_tol=CLUSTER_TOL)
     y_p = prompts.y[-1].mean(axis=0)
     norm_p = np.linalg.norm(y_p)
     targets = None

@@ -842,7 +842,8 @@ def _profile(beta, profile):
     return ExpProfile(beta) if profile == "exp" else LinearProfile()
 
 
-def usa(beta=1.0, profile="exp"):
+@v.old_positional_order("beta", "profile")
+def usa(beta=1.0, *, profile="exp"):
     """Unnormalized self-attention: ``dx_i/dt = P_{x_i}((1/n) sum_j e^{beta<x_i,x_j>} x_j)``.
 
     Parameters
@@ -850,7 +851,7 @@ def usa(beta=1.0, profile="exp"):
     beta : float
         Inverse temperature, 0 or in ``[1e-300, 700]``.
     profile : {"exp", "linear"}
-        The profile.
+        The profile (keyword only; by position it is deprecated).
 
     Returns
     -------
@@ -908,7 +909,8 @@ def rope_frequencies(d, base=10000.0):
     return tuple(float(base ** (-2.0 * k / d)) for k in range(d // 2))
 
 
-def rope(beta=1.0, omegas=(1.0,), d=3, profile="exp", rotate_values=True):
+@v.old_positional_order("beta", "omegas", "d", "profile", "rotate_values")
+def rope(beta=1.0, omegas=(1.0,), d=3, *, profile="exp", rotate_values=True):
     """Rotary gauge ``G(xi) = exp(xi Omega)``, ``Omega = blockdiag(omega_k J)``.
 
     Parameters
@@ -920,7 +922,7 @@ def rope(beta=1.0, omegas=(1.0,), d=3, profile="exp", rotate_values=True):
     d : int
         Dimension (odd d keeps the last axis fixed).
     profile : {"exp", "linear"}
-        The profile.
+        The profile (keyword only, as ``rotate_values``: by position both are deprecated).
     rotate_values : bool
         False gives the variant that rotates queries and keys but not values,
         ``dx_i/dt = P_{x_i}((1/n) sum_j phi'(<R_i x_i, R_j x_j>) x_j)``: closer to real
@@ -948,17 +950,21 @@ def rope(beta=1.0, omegas=(1.0,), d=3, profile="exp", rotate_values=True):
                  rotate_values=rotate_values, name=name)
 
 
-def standard_rope(d, beta=1.0, base=10000.0):
+@v.old_positional_order("d", "beta", "base")
+def standard_rope(beta=1.0, *, d, base=10000.0):
     """RoPE with the standard frequencies ``base^{-2k/d}`` (all planes rotate when d is even).
+
+    The old order ``standard_rope(d, beta, base)`` still works, with a ``DeprecationWarning``,
+    for one release.
 
     Parameters
     ----------
-    d : int
-        Dimension.
     beta : float
         Inverse temperature.
+    d : int
+        Dimension (keyword).
     base : float
-        Base of the frequencies.
+        Base of the frequencies (keyword).
 
     Returns
     -------
@@ -969,10 +975,11 @@ def standard_rope(d, beta=1.0, base=10000.0):
     TypeError, ValueError
         For bad arguments.
     """
-    return rope(beta=beta, omegas=rope_frequencies(d, base), d=d)
+    return rope(beta, rope_frequencies(d, base), d)
 
 
-def prefix_gauge(beta=1.0, frames=None, profile="exp"):
+@v.old_positional_order("beta", "frames", "profile")
+def prefix_gauge(beta=1.0, frames=None, *, profile="exp"):
     """One orthogonal frame per prompt: ``G(xi) = frames[xi]``; ``xi`` are prompt ids 0..K-1.
 
     Parameters
@@ -982,7 +989,7 @@ def prefix_gauge(beta=1.0, frames=None, profile="exp"):
     frames : array_like
         ``(K, d, d)`` orthogonal matrices.
     profile : {"exp", "linear"}
-        The profile.
+        The profile (keyword only; by position it is deprecated).
 
     Returns
     -------
@@ -1043,17 +1050,21 @@ def frames_from_targets(targets, u=None):
     return frames
 
 
-def prefix_gauge_from_targets(targets, beta=1.0, u=None):
+@v.old_positional_order("targets", "beta", "u")
+def prefix_gauge_from_targets(beta=1.0, *, targets, u=None):
     """A prefix-gauge model whose maximizer puts prompt k's tokens at ``targets[k]``.
+
+    The old order ``prefix_gauge_from_targets(targets, beta, u)`` still works, with a
+    ``DeprecationWarning``, for one release.
 
     Parameters
     ----------
-    targets : array_like
-        ``(K, d)`` unit vectors.
     beta : float
         Inverse temperature.
+    targets : array_like
+        ``(K, d)`` unit vectors (keyword).
     u : array_like or None
-        See :func:`frames_from_targets`.
+        See :func:`frames_from_targets` (keyword).
 
     Returns
     -------
@@ -1064,18 +1075,22 @@ def prefix_gauge_from_targets(targets, beta=1.0, u=None):
     ValueError
         For bad targets.
     """
-    return prefix_gauge(beta=beta, frames=frames_from_targets(targets, u))
+    return prefix_gauge(beta, frames_from_targets(targets, u))
 
 
-def distance_bias(beta=1.0, lam=1.0):
+@v.old_positional_order("beta", "lam")
+def distance_bias(beta=1.0, *, lam=1.0):
     """Identity gauge with the non-negative bias ``b(xi, zeta) = exp(-lam |xi - zeta|)``.
+
+    ``distance_bias(beta, lam)`` by position still works, with a ``DeprecationWarning``, for
+    one release.
 
     Parameters
     ----------
     beta : float
         Inverse temperature.
     lam : float
-        Decay rate, >= 0.
+        Decay rate, >= 0 (keyword).
 
     Returns
     -------
@@ -1094,17 +1109,23 @@ def distance_bias(beta=1.0, lam=1.0):
     return Model(bias=bias, profile=ExpProfile(beta), name="distance_bias")
 
 
-def cosine_bias(omega=1.0, beta=1.0, profile="linear"):
+@v.old_positional_order("omega", "beta", "profile")
+def cosine_bias(beta=1.0, *, omega=1.0, profile="linear"):
     """Identity gauge with the sign-changing bias ``b(xi, zeta) = cos(omega (xi - zeta))``.
+
+    The old order ``cosine_bias(omega, beta, profile)`` keeps its meaning for one release, with
+    a ``DeprecationWarning``: a call with positional arguments and no ``omega=`` is read in it
+    (``cosine_bias(2.0)`` is ``omega=2.0``).  Write ``cosine_bias(omega=2.0)`` or
+    ``cosine_bias(1.5, omega=2.0, profile="exp")``.
 
     Parameters
     ----------
-    omega : float
-        Frequency.
     beta : float
         Inverse temperature (no effect with the linear profile).
+    omega : float
+        Frequency (keyword).
     profile : {"linear", "exp"}
-        The profile.
+        The profile (keyword).
 
     Returns
     -------

@@ -104,7 +104,7 @@ def distance_bias_model(beta, lam, **_):
     -------
     Model
     """
-    return models.distance_bias(beta, lam)
+    return models.distance_bias(beta, lam=lam)
 
 
 def cosine_bias_model(beta, omega, profile="linear", **_):
@@ -123,7 +123,7 @@ def cosine_bias_model(beta, omega, profile="linear", **_):
     -------
     Model
     """
-    return models.cosine_bias(omega, beta, profile=profile)
+    return models.cosine_bias(beta, omega=omega, profile=profile)
 
 
 EXPERIMENTS = {e.name: e for e in (

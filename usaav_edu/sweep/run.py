@@ -87,7 +87,7 @@ from ..analysis import diagnostics, spectral
 from ..particles import experiments
 from .._version import __version__
 from ..progress import DELAY, INTERVAL
-from ..particles.solver import DEFAULT_MAX_STEPS, METHODS, simulate
+from ..particles.solver import DEFAULT_MAX_STEPS, METHODS, SUMMATIONS, simulate
 
 FORMAT = 2
 """The version of the store layout (part of the fingerprint); 2 adds the per-point checksum."""
@@ -102,7 +102,7 @@ DESCRIPTIONS = {
     "energy_bound": "upper bound of the energy for these labels",
     "spread": "spread sqrt(1 - |mean|^2) of the final frame",
     "dirac_distance": "distance of the final frame to the nearest Dirac mass",
-    "clusters": "number of clusters of the final frame (single linkage, tolerance tol)",
+    "clusters": "number of clusters of the final frame (single linkage, tolerance cluster_tol)",
     "orbit_residual": "distance of the final frame to the nearest gauge orbit",
     "phase": "collapse, great circle or other (spectral.classify), empty in d = 2",
     "error": "the failure of this point, empty if it ran",
@@ -223,8 +223,12 @@ def _plain(name, value):
     return _grid_value(name, value)
 
 
-def _settings(t_max, n, d, fixed, method, dt, n_frames, rtol, atol, max_steps, tol, time_series,
-              extra):
+def _settings(t_max, n, d, fixed, solver, cluster_tol, time_series, extra):
+    """The fixed keywords, the extras and the settings of every run, checked.
+
+    ``solver`` holds ``simulate``'s keywords method, dt, n_frames, rtol, atol, max_steps,
+    summation and summation_tol.
+    """
     fixed = {} if fixed is None else dict(fixed)
     for k in fixed:
         if not isinstance(k, str) or not k.isidentifier():
@@ -255,14 +259,22 @@ def _settings(t_max, n, d, fixed, method, dt, n_frames, rtol, atol, max_steps, t
         _callable_identity("t_max", t_max)
     s = {"t_max": None if callable(t_max) else v.real_scalar("t_max", t_max, minimum=0.0,
                                                                 strict=True),
-         "method": v.choice("method", method, METHODS),
-         "dt": None if dt is None else v.real_scalar("dt", dt, minimum=0.0, strict=True),
-         "n_frames": v.integer("n_frames", n_frames, minimum=2),
-         "rtol": v.real_scalar("rtol", rtol, minimum=0.0, strict=True),
-         "atol": v.real_scalar("atol", atol, minimum=0.0, strict=True),
-         "max_steps": None if max_steps is None else v.integer("max_steps", max_steps, minimum=1),
-         "tol": v.real_scalar("tol", tol, minimum=0.0, strict=True),
+         "method": v.choice("method", solver["method"], METHODS),
+         "dt": None if solver["dt"] is None else v.real_scalar("dt", solver["dt"], minimum=0.0,
+                                                                strict=True),
+         "n_frames": v.integer("n_frames", solver["n_frames"], minimum=2),
+         "rtol": v.real_scalar("rtol", solver["rtol"], minimum=0.0, strict=True),
+         "atol": v.real_scalar("atol", solver["atol"], minimum=0.0, strict=True),
+         "max_steps": None if solver["max_steps"] is None
+         else v.integer("max_steps", solver["max_steps"], minimum=1),
+         "summation": v.choice("summation", solver["summation"], SUMMATIONS),
+         "summation_tol": v.real_scalar("summation_tol", solver["summation_tol"], minimum=0.0,
+                                        strict=True),
+         "cluster_tol": v.real_scalar("cluster_tol", cluster_tol, minimum=0.0, strict=True),
          "time_series": time_series}
+    if not s["summation_tol"] < 1.0:
+        raise ValueError(f"summation_tol must be below 1 (a relative error bound), got "
+                         f"{s['summation_tol']:g}")
     return fixed, dict(extra), s
 
 
@@ -298,8 +310,10 @@ def _run_point(task, keywords):
         t_max = s["t_max"] if task["t_max"] is None else task["t_max"](**keywords)
         traj = simulate(model, x0, xi, t_max=t_max, dt=s["dt"], method=s["method"],
                         n_frames=s["n_frames"], rtol=s["rtol"], atol=s["atol"],
-                        max_steps=s["max_steps"])
-        out = {k: float(x) for k, x in diagnostics.summary(traj, tol=s["tol"]).items()}
+                        max_steps=s["max_steps"], summation=s["summation"],
+                        summation_tol=s["summation_tol"])
+        out = {k: float(x) for k, x in
+               diagnostics.summary(traj, cluster_tol=s["cluster_tol"]).items()}
         out["phase"] = spectral.classify(traj.final) if traj.d >= 3 else ""
         for name, fn in task["extra"].items():
             out[name] = float(fn(traj))
@@ -308,7 +322,8 @@ def _run_point(task, keywords):
             for name in ("spread", "dirac_distance"):
                 out[f"{name}_series"] = diagnostics.series(traj, getattr(diagnostics, name))
             out["clusters_series"] = np.array(
-                [diagnostics.cluster_count(x, s["tol"]) for x in traj.x], dtype=np.float64)
+                [diagnostics.cluster_count(x, s["cluster_tol"]) for x in traj.x],
+                dtype=np.float64)
         out["error"] = ""
         return out
     except Exception as exc:  # the point's own failure is its result
@@ -987,15 +1002,16 @@ def _run_on(client_arg, workers, task, todo, on_result, progress):
 
 
 # ---------------------------------------------------------------------------------------- sweep
+@v.renamed_keywords(tol="cluster_tol")
 def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, fixed=None,
           method="rk4", dt=None, n_frames=101, rtol=1e-8, atol=1e-10,
-          max_steps=DEFAULT_MAX_STEPS, tol=1e-3, time_series=False, extra=None, progress=None,
-          workers=None):
+          max_steps=DEFAULT_MAX_STEPS, summation="auto", summation_tol=1e-10, cluster_tol=1e-3,
+          time_series=False, extra=None, progress=None, workers=None):
     """Run an experiment at every point of a grid on Dask and return the diagnostics as a Dataset.
 
     Point ``p`` of the grid runs ``setup(experiment, **fixed, **p)`` (or
     ``experiment(**fixed, **p)``), then ``simulate(model, x0, xi, t_max, dt, method,
-    n_frames=..., rtol=..., atol=..., max_steps=...)``, then
+    n_frames=..., rtol=..., atol=..., max_steps=..., summation=..., summation_tol=...)``, then
     :func:`usaav_edu.analysis.diagnostics.summary` of the run: the same numbers a serial loop gives, bit
     for bit (see the module's notes for the thread count above 300 tokens).
 
@@ -1021,10 +1037,12 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
         Number of tokens and dimension (keywords of the set-up; None: the set-up's default).
     fixed : mapping or None
         Further keywords held fixed at every point (``{"omega": 2.0}``).
-    method, dt, n_frames, rtol, atol, max_steps
-        The settings of :func:`usaav_edu.simulate`, the same at every point.
-    tol : float
-        Cluster tolerance of the diagnostics, > 0.
+    method, dt, n_frames, rtol, atol, max_steps, summation, summation_tol
+        The settings of :func:`usaav_edu.simulate`, with its names and defaults, the same at
+        every point.
+    cluster_tol : float
+        Cluster tolerance of the diagnostics (``summary``'s ``cluster_tol``), > 0.  The
+        keyword ``tol=`` is deprecated.
     time_series : bool
         Also keep energy, spread, Dirac distance and cluster count at every frame (variables
         ``<name>_series`` over a ``time`` dimension).
@@ -1058,8 +1076,10 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
     """
     v.require_extra("sweep", "dask", "distributed", "xarray", "zarr", what="usaav_edu.sweep")
     pairs = _check_grid(grid)
-    fixed, extra, settings = _settings(t_max, n, d, fixed, method, dt, n_frames, rtol, atol,
-                                       max_steps, tol, time_series, extra)
+    solver = {"method": method, "dt": dt, "n_frames": n_frames, "rtol": rtol, "atol": atol,
+              "max_steps": max_steps, "summation": summation, "summation_tol": summation_tol}
+    fixed, extra, settings = _settings(t_max, n, d, fixed, solver, cluster_tol, time_series,
+                                       extra)
     name = _check_keywords(experiment, pairs, fixed)
     if progress is not None and not isinstance(progress, bool):
         raise TypeError(f"progress must be None, True or False, got {type(progress).__name__}")
@@ -1085,7 +1105,9 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
              "t_max": settings["t_max"] if not callable(t_max) else "per point: "
              + arguments["t_max"]["callable"],
              "n_frames": settings["n_frames"], "dt": "default" if dt is None else settings["dt"],
-             "rtol": settings["rtol"], "atol": settings["atol"], "tol": settings["tol"],
+             "rtol": settings["rtol"], "atol": settings["atol"],
+             "summation": settings["summation"], "summation_tol": settings["summation_tol"],
+             "cluster_tol": settings["cluster_tol"],
              "sweep_arguments": text, "sweep_fingerprint": fingerprint}
 
     layout = _Layout(pairs, settings, extra)
