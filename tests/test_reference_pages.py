@@ -196,8 +196,14 @@ def test_api_pages_document_the_public_api():
             wanted = ["usaav_edu.__version__"]
         elif inspect.ismodule(obj):
             # a package documented through the modules that define its names
-            wanted = [obj.__name__] + [f"{getattr(obj, n).__module__}.{n}"
-                                       for n in getattr(obj, "__all__", [])]
+            wanted = [obj.__name__]
+            for n in getattr(obj, "__all__", []):
+                member = getattr(obj, n)
+                if inspect.ismodule(member):
+                    wanted.append(member.__name__)
+                elif getattr(member, "__module__", None):  # functions and classes, not constants
+                    if f"usaav_edu.{n}" not in names:  # documented under its short name
+                        wanted.append(f"{member.__module__}.{n}")
         else:
             wanted = [f"usaav_edu.{name}"]
             if f"usaav_edu.{name}" not in names:

@@ -15,4 +15,4 @@ from .model import BETA_MAX, BETA_MIN, NORMALIZATIONS, PARAMS_VERSION, apply_mat
 from .model import __all__ as _model_all
 
 __all__ = ["biases", "gauges", "profiles", "BETA_MAX", "BETA_MIN", "NORMALIZATIONS", "PARAMS_VERSION",
-           "apply_matrices", *_model_all]
+           *_model_all]
