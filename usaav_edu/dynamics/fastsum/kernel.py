@@ -28,7 +28,8 @@ costs ``O(n p)`` once the moments ``M`` can be formed without the ``n x n`` bias
   (ties have the factor 1); only decays ``exp(-lam d) <= 1`` are formed, never
   ``exp(+lam xi)``.
 
-Any other bias (a user-defined matrix) has no such structure: :func:`fast_applies` says so.
+A bias gives its structure by ``separable()`` (:class:`usaav_edu.dynamics.parts.SeparableBias`);
+any other bias (a user-defined matrix) has no such structure: :func:`fast_applies` says so.
 
 The error norm.  The projected velocity vanishes at equilibria, so an error relative to each
 ``|v_i|`` means nothing there; the scale of the field is the row mass ::
@@ -102,6 +103,7 @@ How the sums are computed:
   (``benchmarks/fast_summation.py``; measured while the machine was shared).
 """
 
+import functools
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -111,7 +113,7 @@ import numpy as np
 from numba import njit
 
 from ... import _validate as v
-from ...models.biases import CosineBias, DistanceBias, NoBias
+from ..parts import is_separable
 from . import expansions as ex
 
 BIASES = ("none", "cosine", "distance")
@@ -256,27 +258,15 @@ class FastKernel:
         return float(np.max(s) / np.mean(s))
 
     def _plan(self):
-        b = abs(self.beta)
         if self.linear:
             self.degree, self.bound, self.energy_bound = 0, 0.0, 0.0
             self.coef = np.ones(1)
             self.rank = 1
             return
         psd = self.bias in ("none", "distance") and self.beta >= 0.0
-        scale = math.exp(b)
-        if self.sa:
-            def factor(ts):
-                den = math.exp(-2.0 * b) - ts
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    return np.where(den > 0.0, 2.0 * ts / np.where(den > 0, den, 1.0), np.inf)
-        else:
-            mass = min(self._row_sum_ratio(), scale) if psd else scale
-            def factor(ts):
-                return ts * scale * mass
-        self.degree, self.bound = ex.select_degree(self.basis, self.d, self.beta, self.tol,
-                                                   factor)
-        tau_scaled = float(ex.tail_bounds(self.basis, self.beta, self.degree + 1)[self.degree])
-        self.energy_bound = tau_scaled * scale * (1.0 if psd else scale)
+        ratio = self._row_sum_ratio() if psd and not self.sa else 1.0
+        self.degree, self.bound, self.energy_bound = degree_plan(
+            self.basis, self.d, self.beta, self.tol, self.sa, psd, ratio)
         self.coef = ex.coefficients(self.basis, self.d, self.beta, self.degree)
         self.rank = self.coef.shape[0]
 
@@ -477,6 +467,57 @@ class FastKernel:
         return e
 
 
+def degree_plan(basis, d, beta, tol, sa, psd, ratio=1.0):
+    """``(L, bound, energy_bound)``: the smallest degree whose velocity bound is at most ``tol``.
+
+    The velocity bound of a truncation bound ``tau`` (module docstring): ``2 tau / (e^{-|beta|}
+    - tau)`` for SA; ``tau e^{|beta|} min(rho, e^{|beta|})`` for USA with a positive
+    semi-definite bias (``psd``, ``rho`` the row-sum ratio ``ratio``), else
+    ``tau e^{2 |beta|}`` (``tau`` is scaled by ``e^{-|beta|}``, :mod:`.expansions`).
+
+    Parameters
+    ----------
+    basis : str
+        The expansion (:func:`.expansions.basis_for`), not ``"linear"``.
+    d : int
+        The dimension.
+    beta : float
+        The inverse temperature.
+    tol : float
+        The velocity tolerance.
+    sa : bool
+        SA normalization.
+    psd : bool
+        ``b >= 0`` positive semi-definite and ``beta >= 0``.
+    ratio : float
+        ``rho = max_i S_i / mean_i S_i`` (read for USA with ``psd`` only).
+
+    Returns
+    -------
+    tuple
+        ``(degree, bound, energy_bound)``.
+
+    Raises
+    ------
+    ValueError
+        If ``tol`` is out of reach (:func:`.expansions.select_degree`).
+    """
+    b = abs(beta)
+    scale = math.exp(b)
+    if sa:
+        def factor(ts):
+            den = math.exp(-2.0 * b) - ts
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.where(den > 0.0, 2.0 * ts / np.where(den > 0, den, 1.0), np.inf)
+    else:
+        mass = min(ratio, scale) if psd else scale
+        def factor(ts):
+            return ts * scale * mass
+    degree, bound = ex.select_degree(basis, d, beta, tol, factor)
+    tau_scaled = float(ex.tail_bounds(basis, beta, degree + 1)[degree])
+    return degree, bound, tau_scaled * scale * (1.0 if psd else scale)
+
+
 def distance_row_sums(xi, lam):
     """``S_i = sum_j exp(-lam |xi_i - xi_j|)`` in time ``O(n log n)`` (two recursions).
 
@@ -515,9 +556,10 @@ def distance_row_sums(xi, lam):
 def fast_applies(model):
     """Why fast summation does not apply to ``model``, or None if it does.
 
-    It applies to every built-in bias (none, cosine, distance), both profiles, USA and SA, and
-    every gauge (the sums are in gauge coordinates), for the models that transport the values
-    with the gauge.
+    It applies to every bias that gives a separable form fast summation knows (its
+    ``separable()``: none, cosine, distance; every built-in bias), both profiles, USA and SA,
+    and every gauge (the sums are in gauge coordinates), for the models that transport the
+    values with the gauge.
 
     Parameters
     ----------
@@ -532,7 +574,8 @@ def fast_applies(model):
     if not getattr(model, "rotate_values", True):
         return (f"model {model.name!r} rotates queries and keys but not values: it is evaluated "
                 f"in content coordinates with dense matrices, not as a sum in gauge coordinates")
-    if not isinstance(model.bias, (NoBias, CosineBias, DistanceBias)):
+    structure = model.bias.separable() if is_separable(model.bias) else None
+    if structure is None or structure[0] not in BIASES:
         return (f"model {model.name!r} has a user-defined bias {model.bias!r}: a dense bias "
                 f"matrix has no separable structure")
     if not model.linear and model.beta > 700.0:
@@ -569,15 +612,9 @@ def fast_kernel(model, xi, d, tol, mobile=None):
     reason = fast_applies(model)
     if reason is not None:
         raise ValueError(f"summation='fast' does not apply: {reason}; use summation=\"direct\"")
-    bias = model.bias
-    kw = {}
-    if isinstance(bias, CosineBias):
-        kw["omega"] = bias.omega
-    elif isinstance(bias, DistanceBias):
-        kw["lam"] = bias.lam
+    kind, kw = model.bias.separable()
     return FastKernel(d, model.beta, model.linear, model.normalization == "sa", tol=tol,
-                      bias=bias.kind, xi=None if bias.kind == "none" else xi, mobile=mobile,
-                      **kw)
+                      bias=kind, xi=None if kind == "none" else xi, mobile=mobile, **kw)
 
 
 # The cost model of estimated_seconds (its docstring says where the constants come from).
@@ -590,7 +627,7 @@ FAST_UNIT = 3.3e-10
 BIAS_COST = {"none": 1.0, "cosine": 1.6, "distance": 2.4}
 
 
-def estimated_seconds(kind, n, d, beta, tol, bias="none"):
+def estimated_seconds(kind, n, d, beta, tol, bias="none", rank=None):
     """The estimated time of one velocity evaluation, direct or fast (a cost model).
 
     ::
@@ -601,8 +638,9 @@ def estimated_seconds(kind, n, d, beta, tol, bias="none"):
                  k = 1 (none), 1.6 (cosine), 2.4 (distance),
                  s = 2 below PARALLEL_MIN_FAST
 
-    with ``p`` the rank :class:`FastKernel` chooses for ``beta`` and ``tol`` (USA; ``inf`` when
-    ``tol`` is out of reach), ``T0 = 2e-5`` s and ``T0' = 1e-4`` s (the fixed costs of a call),
+    with ``p`` the rank :class:`FastKernel` chooses for ``beta`` and ``tol`` (``rank`` when
+    given, the rank of a kernel at hand; else :func:`rank_for`, USA, ``inf`` when ``tol`` is
+    out of reach), ``T0 = 2e-5`` s and ``T0' = 1e-4`` s (the fixed costs of a call),
     ``s = 2`` where the fast sums run on one thread.  The constants were measured on
     2026-12-01 on the project's 2-core Intel Xeon (KVM guest) by
     ``benchmarks/fast_summation.py`` and a calibration over d = 2 .. 6 and the three biases:
@@ -626,6 +664,8 @@ def estimated_seconds(kind, n, d, beta, tol, bias="none"):
         The velocity tolerance.
     bias : {"none", "cosine", "distance"}
         The bias.
+    rank : int or None
+        The rank ``p`` of the fast kernel, if it is built already.
 
     Returns
     -------
@@ -645,25 +685,43 @@ def estimated_seconds(kind, n, d, beta, tol, bias="none"):
     v.choice("bias", bias, BIASES)
     if kind == "direct":
         return DIRECT_T0 + n * n / (DIRECT_RATE_D3 * 4.2 / (d + 1.2))
-    p = _rank_for(d, beta, tol, bias)
+    p = rank_for(d, beta, tol, bias) if rank is None else v.integer("rank", rank, minimum=1)
     serial = 2.0 if n < PARALLEL_MIN_FAST else 1.0
     return FAST_T0 + serial * n * p * (d + 2) * FAST_UNIT * BIAS_COST[bias]
 
 
-_RANKS = {}
+@functools.lru_cache(maxsize=256)
+def rank_for(d, beta, tol, bias="none"):
+    """The rank ``p`` of the USA expansion for ``beta`` and ``tol`` (``inf`` if out of reach).
 
+    The rank of a :class:`FastKernel` of the bias at one token (the row-sum ratio 1), from
+    :func:`degree_plan` without building the kernel.
 
-def _rank_for(d, beta, tol, bias):
-    key = (d, beta, tol, bias)
-    if key not in _RANKS:
-        try:
-            xi = None if bias == "none" else np.zeros(1)
-            kw = {"omega": 1.0} if bias == "cosine" else {"lam": 0.0} if bias == "distance" else {}
-            _RANKS[key] = FastKernel(d, beta, beta == 0.0, False, tol=tol, bias=bias, xi=xi,
-                                     **kw).rank
-        except ValueError:
-            _RANKS[key] = math.inf
-    return _RANKS[key]
+    Parameters
+    ----------
+    d : int
+        The dimension.
+    beta : float
+        The inverse temperature (0: linear, rank 1).
+    tol : float
+        The velocity tolerance.
+    bias : {"none", "cosine", "distance"}
+        The bias (the cosine bias is not positive semi-definite: a larger degree).
+
+    Returns
+    -------
+    int or float
+    """
+    if beta == 0.0:
+        return 1
+    if not TOL_FLOOR <= tol < 1.0 or abs(beta) > 700.0:
+        return math.inf
+    basis = ex.basis_for(d, False)
+    try:
+        degree = degree_plan(basis, d, beta, tol, False, bias != "cosine" and beta >= 0.0)[0]
+    except ValueError:
+        return math.inf
+    return ex.rank(basis, d, degree)
 
 
 def crossover_n(d, beta, tol, bias="none"):
