@@ -57,7 +57,7 @@ from .. import _validate as v
 from ..errors import WorkEstimateError
 from ..analysis import diagnostics
 from ..particles import experiments
-from ..dynamics.fastsum.kernel import fast_applies
+from ..particles.plan import FastSummationRefused
 from ..particles.solver import IntegrationError, simulate
 from ..particles.trajectory import _size, check_target, saved_bytes
 
@@ -347,13 +347,11 @@ def _simulate(a, record):
         model, x0, xi = experiments.setup(a.model, **setup)
     except (TypeError, ValueError) as exc:
         raise type(exc)(with_flags(str(exc))) from None
-    if solver["summation"] == "fast":
-        reason = fast_applies(model)
-        if reason is not None:
-            raise ValueError(f"--summation fast does not apply to the {a.model} experiment: "
-                             f"{reason}; use --summation direct or auto")
     try:
         traj = simulate(model, x0, xi, seed=setup["seed"], progress=True, **solver)
+    except FastSummationRefused as exc:  # refused before any work, with the plan's reason
+        raise ValueError(f"--summation fast does not apply to the {a.model} experiment: "
+                         f"{exc.reason}; use --summation direct or auto") from None
     except (TypeError, ValueError) as exc:
         raise type(exc)(with_flags(str(exc))) from None
     if out is not None:

@@ -26,50 +26,15 @@ import numpy as np
 from .. import _validate as v
 from ..errors import IntegrationError, StepTooLargeError, WorkEstimateError
 from ..dynamics import energy_bound as _energy_bound
-from ..dynamics import energy_gauge
-from ..dynamics.fastsum import kernel as fastsum
 from ..dynamics.integrate import steppers as integrators
-from ..dynamics.unrotated import UnrotatedValuesField
-from ..models.model import BiasFacts, require_model
+from ..dynamics.parts import NO_BIAS
+from ..models.model import require_model
 from ..progress import Progress
 from .._version import __version__
+from .plan import SUMMATIONS, summation_args, summation_plan
 from .trajectory import Trajectory
 
 METHODS = tuple(integrators.METHODS)
-SUMMATIONS = ("auto", "direct", "fast")
-"""The values of ``summation`` (see the module docstring)."""
-
-
-def _field(kernel):
-    """The velocity field of a run: the Numba kernel on ``y``, or the unrotated variant on ``x``."""
-    if kernel.model.rotate_values:
-        return integrators.GaugeField(kernel.params)
-    return UnrotatedValuesField(kernel)
-
-
-class _FastField:
-    """A :class:`usaav_edu.dynamics.fastsum.kernel.FastKernel` as a stepper's field.
-
-    The steppers call ``field(yt, out)`` and read ``field.mobile`` and ``field.has_frozen``
-    (the contract of :class:`usaav_edu.dynamics.integrate.steppers.GaugeField`) to retract only the
-    tokens that move.
-    """
-
-    def __init__(self, fast, mobile):
-        self.fast = fast
-        self.has_frozen = mobile is not None and not bool(np.all(mobile))
-        self.mobile = (np.ascontiguousarray(mobile, dtype=np.bool_) if self.has_frozen
-                       else np.ones(1, dtype=np.bool_))
-
-    def __call__(self, yt, out):
-        return self.fast(yt, out)
-
-
-def _energy_of(kernel, state):
-    """E_h of the integrator's state (``y``, or ``x`` for the unrotated variant), ``(d, n)``."""
-    if not kernel.model.rotate_values:
-        state = np.ascontiguousarray(kernel.to_gauge(state.T).T)
-    return float(energy_gauge(state, kernel.params))
 
 
 def energy(model, x, xi=None, *, summation="auto", tol=1e-10):
@@ -107,64 +72,10 @@ def energy(model, x, xi=None, *, summation="auto", tol=1e-10):
     The book's chapter 3 (the energy of USA-AV); arXiv:2605.30229.
     """
     model = require_model(model)
-    summation, tol, reason = _summation_args(model, summation, tol)
+    summation, tol, reason = summation_args(model, summation, tol)
     kernel = model.kernel(x, xi, dense_bias=reason is not None)
-    fast = _fast_kernel(kernel, summation, reason, tol)
-    if fast is None:
-        kernel = kernel.with_dense_bias()
-        return float(energy_gauge(kernel.y0, kernel.params))
-    return float(fast.energy(kernel.y0))
-
-
-def _summation_args(model, summation, tol):
-    """``summation`` and ``tol`` checked, and why fast summation does not apply (or None).
-
-    ``summation="fast"`` for a model where it does not apply is refused here, before any
-    work, with the reason of :func:`usaav_edu.dynamics.fastsum.kernel.fast_applies`.
-    """
-    summation = v.choice("summation", summation, SUMMATIONS)
-    tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
-    if not tol < 1.0:
-        raise ValueError(f"tol must be below 1 (a relative error bound), got {tol:g}")
-    reason = fastsum.fast_applies(model)
-    if summation == "fast" and reason is not None:
-        raise ValueError(f"summation='fast' does not apply: {reason}. Use summation='direct' "
-                         f"(or 'auto', which falls back to it).")
-    return summation, tol, reason
-
-
-def _choose(model, summation, reason, n, d, tol):
-    """``"direct"`` or ``"fast"``: the summation of a run of ``n`` tokens on S^{d-1}.
-
-    ``"auto"`` takes direct summation when fast summation does not apply (``reason``) or
-    when the cost model says it is no slower:
-    ``estimated_seconds("direct") <= estimated_seconds("fast")``.
-    """
-    if summation != "auto":
-        return summation
-    if reason is not None:
-        return "direct"
-    kind = getattr(model.bias, "kind", "none")
-    direct = fastsum.estimated_seconds("direct", n, d, model.beta, tol, bias=kind)
-    fast = fastsum.estimated_seconds("fast", n, d, model.beta, tol, bias=kind)
-    return "direct" if direct <= fast else "fast"
-
-
-def _fast_kernel(kernel, summation, reason, tol):
-    """The FastKernel of the run when it sums fast (:func:`_choose`), else None.
-
-    Under ``"auto"`` a ``tol`` that the expansion cannot reach for this model (the kernel
-    refuses it) falls back to direct summation; under ``"fast"`` the refusal is raised.
-    """
-    model = kernel.model
-    if _choose(model, summation, reason, kernel.n, kernel.d, tol) == "direct":
-        return None
-    try:
-        return fastsum.fast_kernel(model, kernel.xi, kernel.d, tol, kernel.mobile)
-    except ValueError:
-        if summation == "auto":
-            return None
-        raise
+    plan = summation_plan(kernel, summation, reason, tol)
+    return plan.gauge_energy(plan.kernel.y0)
 
 
 def energy_bound(model, xi, n=None):
@@ -226,7 +137,7 @@ def _rates(model, facts):
                   float(facts.max_abs), bool(facts.negative))
 
 
-_NO_BIAS = BiasFacts(False, 1.0, False)
+_NO_BIAS = NO_BIAS
 
 
 def _max_abs_bias(p):
@@ -501,7 +412,7 @@ def _physical_memory():
 
 def _has_dense_bias(model):
     """Whether direct summation builds an ``n x n`` bias matrix for ``model``."""
-    return getattr(model.bias, "kind", None) != "none"
+    return not getattr(model.bias, "constant", False)
 
 
 def _run_bytes(n, d, n_frames, method, dense):
@@ -534,34 +445,28 @@ def _preflight_memory(model, x0, reason, n_frames, method):
                   n_frames)
 
 
-def _check_work(model, n, d, n_frames, method, steps, summation, tol, dense, max_seconds,
-                max_steps):
+def _check_work(plan, n_frames, method, steps, max_seconds):
     """Estimate the run's time and memory before it starts; refuse beyond the caps.
 
-    Seconds: ``(EVALUATIONS_PER_STEP * steps + n_frames) * T_eval`` with ``T_eval`` the cost
-    model :func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds` of the summation chosen (the
-    same rule for direct and fast summation); refused beyond ``max_seconds`` (None: no cap).
-    Memory (:func:`_run_bytes`): refused beyond the physical memory.  The messages give the
-    estimate and what to change.
+    Seconds: ``(EVALUATIONS_PER_STEP * steps + n_frames) * T_eval`` with ``T_eval`` the plan's
+    estimate of one evaluation (:attr:`usaav_edu.particles.plan.SummationPlan.seconds`, the cost
+    model :func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds` of the summation chosen,
+    the same rule for direct and fast summation); refused beyond ``max_seconds`` (None: no
+    cap).  Memory (:func:`_run_bytes`): refused beyond the physical memory.  The messages give
+    the estimate and what to change.
     """
-    dense = dense and _has_dense_bias(model) and summation == "direct"
-    _check_memory(_run_bytes(n, d, n_frames, method, dense), n, summation, n_frames)
+    n, d, summation = plan.source.n, plan.source.d, plan.summation
+    _check_memory(_run_bytes(n, d, n_frames, method, plan.dense), n, summation, n_frames)
     if max_seconds is None:
         return
-    kind = getattr(model.bias, "kind", "none")
-    bias = kind if kind in fastsum.BIASES and summation == "fast" else "none"
-    beta = 0.0 if model.linear else float(model.beta)
-    per_eval = fastsum.estimated_seconds(summation, n, d, beta, max(tol, fastsum.TOL_FLOOR),
-                                         bias=bias)
+    per_eval = plan.seconds
     evaluations = EVALUATIONS_PER_STEP[method] * steps + n_frames
     seconds = evaluations * per_eval
     if seconds <= max_seconds:
         return
     advice = ["a smaller t_max", "fewer tokens"]
-    if summation == "direct" and fastsum.fast_applies(model) is None:
-        fast = fastsum.estimated_seconds("fast", n, d, beta, max(tol, fastsum.TOL_FLOOR), bias=kind
-                                         if kind in fastsum.BIASES else "none")
-        advice.insert(0, f"summation='fast' (about {evaluations * fast:.2g} s here)")
+    if summation == "direct" and plan.fast_seconds is not None:
+        advice.insert(0, f"summation='fast' (about {evaluations * plan.fast_seconds:.2g} s here)")
     if method == "rk4":
         advice.append("method='dopri5' or a larger dt within the stability bound")
     advice.append("a larger max_seconds (max_seconds=None: no cap)")
@@ -762,7 +667,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     arXiv:2605.30229.
     """
     model = require_model(model)
-    summation, tol, reason = _summation_args(model, summation, tol)
+    summation, tol, reason = summation_args(model, summation, tol)
     t_max = v.real_scalar("t_max", t_max, minimum=0.0, strict=True)
     method = v.choice("method", method, METHODS)
     n_frames = v.integer("n_frames", n_frames, minimum=2)
@@ -802,24 +707,14 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         h_min = h
         _check_rk4_step(p, h, dt, t_max, n_frames, kernel)
 
-    fast = _fast_kernel(kernel, summation, reason, tol)
-    summation = "direct" if fast is None else "fast"
-    _check_work(model, kernel.n, kernel.d, n_frames, method, estimate, summation, tol,
-                kernel.dense_bias or fast is None, max_seconds, max_steps)
-    if fast is None:
-        kernel = kernel.with_dense_bias()
-        field = _field(kernel)
-        energy_of = lambda state: _energy_of(kernel, state)  # noqa: E731
-        slack = 0.0
-    else:
-        field = _FastField(fast, kernel.mobile)
-        energy_of = lambda state: float(fast.energy(state))  # noqa: E731
-        # each frame's energy is off by at most energy_bound times the energy scale
-        slack = 2.0 * max(float(fast.energy_bound), fastsum.TOL_FLOOR)
+    # the summation, chosen once: its plan gives the field, the energy and the work estimate
+    plan = summation_plan(kernel, summation, reason, tol)
+    _check_work(plan, n_frames, method, estimate, max_seconds)
+    kernel, field, energy_of, slack = plan.kernel, plan.field, plan.energy, plan.energy_slack
+    speed_slack = 0.0 if not plan.is_fast else _speed_slack(p, plan.error_bound)
     # the energy identity holds for USA's gradient ascent in gauge coordinates (not for SA,
     # whose metric weighs each token by its partition function, nor the unrotated variant)
     identity = model.rotate_values and not p.sa
-    speed_slack = 0.0 if fast is None else _speed_slack(p, max(float(fast.bound), fastsum.TOL_FLOOR))
     state = (kernel.y0 if model.rotate_values else np.ascontiguousarray(kernel.x0.T)).copy()
     frames = np.empty((n_frames, kernel.n, kernel.d))
     energies = np.empty(n_frames)
@@ -862,8 +757,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
                       atol=atol if adaptive else None, frozen=kernel.frozen,
                       seed=None if seed is None else int(seed), n_rhs=n_rhs,
                       steps_accepted=accepted, steps_rejected=rejected, version=__version__,
-                      summation=summation, degree=None if fast is None else int(fast.degree),
-                      error_bound=None if fast is None else max(float(fast.bound), fastsum.TOL_FLOOR))
+                      summation=plan.summation, degree=plan.degree, error_bound=plan.error_bound)
 
 
 def _where(kernel):

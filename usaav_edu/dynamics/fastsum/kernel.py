@@ -612,6 +612,32 @@ def fast_kernel(model, xi, d, tol, mobile=None):
     reason = fast_applies(model)
     if reason is not None:
         raise ValueError(f"summation='fast' does not apply: {reason}; use summation=\"direct\"")
+    return build_fast_kernel(model, xi, d, tol, mobile)
+
+
+def build_fast_kernel(model, xi, d, tol, mobile=None):
+    """The :class:`FastKernel` of a model where fast summation applies (not checked again).
+
+    :func:`fast_kernel` without the question :func:`fast_applies` (asked once per run by the
+    caller): the bias's ``separable()`` gives its kind and parameters.
+
+    Parameters
+    ----------
+    model : Model
+        A model for which :func:`fast_applies` is None.
+    xi : ndarray
+        ``(n,)`` checked labels.
+    d : int
+        The dimension.
+    tol : float
+        The velocity tolerance.
+    mobile : ndarray of bool or None
+        ``(n,)`` the tokens that move.
+
+    Returns
+    -------
+    FastKernel
+    """
     kind, kw = model.bias.separable()
     return FastKernel(d, model.beta, model.linear, model.normalization == "sa", tol=tol,
                       bias=kind, xi=None if kind == "none" else xi, mobile=mobile, **kw)
