@@ -30,6 +30,7 @@ parameters, once per run.
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -145,6 +146,17 @@ class Model:
     def is_gradient_ascent(self):
         """True when the dynamics is gradient ascent of E_h (USA, values transported by the gauge)."""
         return self.normalization == "usa" and self.rotate_values
+
+    @cached_property
+    def fast_reason(self):
+        """Why fast summation does not apply to the model, or None (asked once per model).
+
+        :func:`usaav_edu.dynamics.fastsum.kernel.fast_applies`; the model is immutable, so
+        the answer is kept.
+        """
+        from ..dynamics.fastsum.kernel import fast_applies
+
+        return fast_applies(self)
 
     @property
     def user_parts(self):

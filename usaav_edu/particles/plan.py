@@ -28,6 +28,8 @@ from ..dynamics.unrotated import UnrotatedValuesField
 
 SUMMATIONS = ("auto", "direct", "fast")
 """The values of ``summation``."""
+DEFAULT_TOL = 1e-10
+"""The default error bound of fast summation (``tol`` of ``simulate`` and ``energy``)."""
 
 
 class FastSummationRefused(ValueError):
@@ -55,7 +57,8 @@ def summation_args(model, summation, tol):
     -------
     tuple
         ``(summation, tol, reason)``, ``reason`` the sentence of
-        :func:`~usaav_edu.dynamics.fastsum.kernel.fast_applies` (None where it applies).
+        :func:`~usaav_edu.dynamics.fastsum.kernel.fast_applies` (None where it applies),
+        asked once per model (:attr:`usaav_edu.models.model.Model.fast_reason`).
 
     Raises
     ------
@@ -67,7 +70,7 @@ def summation_args(model, summation, tol):
     tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
     if not tol < 1.0:
         raise ValueError(f"tol must be below 1 (a relative error bound), got {tol:g}")
-    reason = fastsum.fast_applies(model)
+    reason = model.fast_reason
     if summation == "fast" and reason is not None:
         raise FastSummationRefused(reason)
     return summation, tol, reason

@@ -107,6 +107,7 @@ import functools
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -331,13 +332,14 @@ class FastKernel:
         if n == 0:
             return res
         p = self.rank
-        args = (self.code, self.degree, self.tree, self.coef, self.ch, self.dec)
+        tp = TaskParams(self.ws, nq, self.code, self.degree, self.tree, self.coef, self.ch,
+                        self.dec)
         if self.bias == "distance":
             ys = np.empty_like(yt)
             gather_sorted(yt, self.order, ys)
             both = np.empty((2, nq, n))
-            run_tasks((FORWARD, BACKWARD), ((0, n, 0), (0, n, 1)), ys, self.ws,
-                      nq, *args, np.zeros((2, p, nq)), np.zeros((p, nq)), both)
+            run_tasks((FORWARD, BACKWARD), ((0, n, 0), (0, n, 1)), ys, tp,
+                      np.zeros((2, p, nq)), np.zeros((p, nq)), both)
             scatter_sum(both[0], both[1], self.order, res)
             return res
         nb = max(1, numba.get_num_threads()) if n >= PARALLEL_MIN_FAST else 1
@@ -346,9 +348,9 @@ class FastKernel:
         moms = np.zeros((nb, p, width))
         cm = np.zeros((p, width))
         out = res[None]
-        run_tasks((MOMENTS,) * nb, bounds, yt, self.ws, nq, *args, moms, cm, out)
+        run_tasks((MOMENTS,) * nb, bounds, yt, tp, moms, cm, out)
         np.multiply(moms.sum(axis=0), self.coef[:, None], out=cm)
-        run_tasks((SUMS,) * nb, bounds, yt, self.ws, nq, *args, moms, cm, out)
+        run_tasks((SUMS,) * nb, bounds, yt, tp, moms, cm, out)
         return res
 
     def sums_reference(self, yt, need_z=True):
@@ -1106,8 +1108,41 @@ MOMENTS, SUMS, FORWARD, BACKWARD = 0, 1, 2, 3
 """The tasks of :func:`block_task`."""
 
 
+class TaskParams(NamedTuple):
+    """What every task of one evaluation shares (:func:`block_task`), a record Numba accepts.
+
+    Attributes
+    ----------
+    ws : ndarray
+        ``(S, n)`` weight sets, ``S = 0`` for none.
+    nq : int
+        Value rows per set.
+    code : int
+        The feature map (:data:`.expansions.BASIS_CODE`).
+    degree : int
+        Its degree.
+    tree : tuple
+        ``(parent, var, factor)`` of the Taylor map.
+    coef : ndarray
+        ``(p,)`` scaled coefficients.
+    ch : int
+        Tokens per chunk.
+    dec : ndarray
+        ``(n,)`` decays of the scans (any array otherwise).
+    """
+
+    ws: np.ndarray
+    nq: int
+    code: int
+    degree: int
+    tree: tuple
+    coef: np.ndarray
+    ch: int
+    dec: np.ndarray
+
+
 @njit(cache=True, nogil=True, fastmath=ex.FLAGS)
-def block_task(mode, yt, j0, j1, ws, nq, code, degree, tree, coef, ch, dec, mom, cm, res):
+def block_task(mode, yt, j0, j1, tp, mom, cm, res):
     """One task over the tokens ``j0 .. j1 - 1``, chunk by chunk (features computed once each).
 
     With ``f_a`` the features, ``w_s`` the weight sets (``ws`` with no rows: one set ``w = 1``)
@@ -1131,20 +1166,9 @@ def block_task(mode, yt, j0, j1, ws, nq, code, degree, tree, coef, ch, dec, mom,
         ``(d, n)`` coordinates (sorted by position for the scans).
     j0, j1 : int
         The tokens of the task (all of them for a scan).
-    ws : ndarray
-        ``(S, n)`` weight sets, ``S = 0`` for none.
-    nq : int
-        Value rows per set.
-    code, degree : int
-        The feature map.
-    tree : tuple
-        ``(parent, var, factor)`` of the Taylor map.
-    coef : ndarray
-        ``(p,)`` scaled coefficients.
-    ch : int
-        Tokens per chunk.
-    dec : ndarray
-        ``(n,)`` decays of the scans (any array otherwise).
+    tp : TaskParams
+        The weight sets ``ws``, value rows ``nq``, feature map, coefficients, chunk size and
+        decays.
     mom : ndarray
         ``(p, max(S, 1) nq)`` moments, updated by MOMENTS.
     cm : ndarray
@@ -1156,6 +1180,7 @@ def block_task(mode, yt, j0, j1, ws, nq, code, degree, tree, coef, ch, dec, mom,
     -------
     None
     """
+    ws, nq, code, degree, tree, coef, ch, dec = tp
     d = yt.shape[0]
     p = coef.shape[0]
     weighted = ws.shape[0] > 0
@@ -1222,7 +1247,7 @@ def block_task(mode, yt, j0, j1, ws, nq, code, degree, tree, coef, ch, dec, mom,
                     res[q, k] = out[q]
 
 
-def run_tasks(modes, bounds, yt, ws, nq, code, degree, tree, coef, ch, dec, moms, cm, res):
+def run_tasks(modes, bounds, yt, tp, moms, cm, res):
     """Run the tasks ``t`` (:func:`block_task`), one per thread, and wait for them.
 
     Task ``t`` has the mode ``modes[t]`` and the tokens ``bounds[t][0] .. bounds[t][1] - 1``;
@@ -1238,20 +1263,8 @@ def run_tasks(modes, bounds, yt, ws, nq, code, degree, tree, coef, ch, dec, moms
         ``T`` triples: first token, end, output slot.
     yt : ndarray
         ``(d, n)`` coordinates.
-    ws : ndarray
-        ``(S, n)`` weight sets.
-    nq : int
-        Value rows per set.
-    code, degree : int
-        The feature map.
-    tree : tuple
-        The Taylor tree.
-    coef : ndarray
-        ``(p,)`` scaled coefficients.
-    ch : int
-        Tokens per chunk.
-    dec : ndarray
-        ``(n,)`` decays of the scans.
+    tp : TaskParams
+        What the tasks share.
     moms : ndarray
         ``(T, p, K)`` moments, updated.
     cm : ndarray
@@ -1265,8 +1278,7 @@ def run_tasks(modes, bounds, yt, ws, nq, code, degree, tree, coef, ch, dec, moms
     """
     def task(t):
         j0, j1, slot = bounds[t]
-        block_task(modes[t], yt, j0, j1, ws, nq, code, degree, tree, coef, ch, dec, moms[t], cm,
-                   res[slot])
+        block_task(modes[t], yt, j0, j1, tp, moms[t], cm, res[slot])
 
     others = [task_pool().submit(task, t) for t in range(1, len(modes))]
     task(0)
