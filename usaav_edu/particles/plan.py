@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _validate as v
 from ..dynamics import energy_gauge
-from ..dynamics.fastsum import kernel as fastsum
+from ..dynamics import fastsum
 from ..dynamics.integrate import steppers as integrators
 from ..dynamics.parts import is_separable
 from ..dynamics.unrotated import UnrotatedValuesField

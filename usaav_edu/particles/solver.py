@@ -6,7 +6,9 @@ for the gauge coordinates ``y0 = G(xi) x0`` and the kernel's parameters; a stepp
 coordinates does not depend on the gauge, Theorem 4.1 (ch4-thm-conjugacy) of the book); the
 frames of ``y`` are stored and mapped back to contents once, into the Trajectory.
 
-The velocity field is summed in one of two ways (``summation``), the stepper never knows which:
+The velocity field is summed in one of two ways (``summation``), chosen once per run by the run's
+:class:`~usaav_edu.particles.plan.SummationPlan`, which also gives the field, the energy and the
+estimated cost of an evaluation; the stepper never knows which:
 
 * ``"direct"``: the pair sums of :mod:`usaav_edu.dynamics.rhs`, ``n^2`` pairs per evaluation,
   exact to rounding, with the dense ``n x n`` bias;

@@ -6,7 +6,19 @@
 """
 
 from . import expansions, kernel
-from .kernel import BIASES, TOL_FLOOR, FastKernel, crossover_n, estimated_seconds, fast_applies, fast_kernel
+from .kernel import (
+    BIASES,
+    TOL_FLOOR,
+    FastKernel,
+    TaskParams,
+    build_fast_kernel,
+    crossover_n,
+    estimated_seconds,
+    fast_applies,
+    fast_kernel,
+    rank_for,
+)
 
-__all__ = ["expansions", "kernel", "BIASES", "TOL_FLOOR", "FastKernel", "crossover_n",
-           "estimated_seconds", "fast_applies", "fast_kernel"]
+__all__ = ["expansions", "kernel", "BIASES", "TOL_FLOOR", "FastKernel", "TaskParams",
+           "build_fast_kernel", "crossover_n", "estimated_seconds", "fast_applies", "fast_kernel",
+           "rank_for"]
