@@ -173,3 +173,42 @@ def test_the_dispatch_count_sees_one_more():
     extra = "def f(model):\n    if isinstance(model.bias, (biases.CosineBias, int)):\n        pass\n"
     assert concrete_dispatches(extra, "x.py") == [("x.py", "f")]
     assert concrete_dispatches("isinstance(b, Bias)\n", "x.py") == []
+
+
+# ---------------------------------------------------------------------- the summation plan
+def test_a_run_asks_once_whether_fast_summation_applies_and_builds_no_kernel_it_does_not_use(
+        monkeypatch):
+    from usaav_edu.dynamics.fastsum import kernel as fastsum
+    from usaav_edu.models import model as model_module
+
+    asked, built = [], []
+    real_applies, real_init = model_module.fast_applies, fastsum.FastKernel.__init__
+    monkeypatch.setattr(model_module, "fast_applies", lambda m: asked.append(m) or real_applies(m))
+
+    def init(self, *args, **kwargs):
+        built.append(args)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(fastsum.FastKernel, "__init__", init)
+    x0 = ue.sphere.uniform(16, 3, seed=1)
+    traj = ue.simulate(ue.models.usa(1.0), x0, t_max=0.2, n_frames=3)  # auto: direct at n = 16
+    assert traj.summation == "direct"
+    assert len(asked) == 1 and built == []
+
+
+def test_the_plan_says_how_the_pair_sum_is_computed():
+    from usaav_edu.particles.plan import summation_args, summation_plan
+
+    model = ue.models.cosine_bias(1.0)
+    x0, xi = ue.sphere.uniform(40, 3, seed=2), np.linspace(0.0, 3.0, 40)
+    summation, tol, reason = summation_args(model, "fast", 1e-8)
+    plan = summation_plan(model.kernel(x0, xi, dense_bias=False), summation, reason, tol)
+    assert (plan.summation, plan.reason, plan.dense) == ("fast", None, False)
+    assert plan.rank == plan.fast.rank and plan.degree == plan.fast.degree
+    assert plan.seconds == ue.dynamics.fastsum.estimated_seconds("fast", 40, 3, 1.0, 1e-8,
+                                                                 bias="cosine", rank=plan.rank)
+    assert plan.gauge_energy(plan.kernel.y0) == pytest.approx(
+        ue.particles.solver.energy(model, x0, xi, summation="direct"), rel=1e-7)
+    direct = summation_plan(model.kernel(x0, xi), "direct", reason, tol)
+    assert (direct.summation, direct.fast, direct.dense, direct.rank) == ("direct", None, True,
+                                                                          None)

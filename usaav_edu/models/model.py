@@ -35,6 +35,7 @@ from functools import cached_property
 import numpy as np
 
 from .. import _validate as v
+from ..dynamics.fastsum.kernel import fast_applies
 from ..dynamics.parts import NO_BIAS, BiasFacts, is_separable
 from ..dynamics.rhs import KernelParams, kernel_params
 from .biases import CosineBias, DistanceBias, NoBias, bias_from_params, check_bias, user_matrix
@@ -154,8 +155,6 @@ class Model:
         :func:`usaav_edu.dynamics.fastsum.kernel.fast_applies`; the model is immutable, so
         the answer is kept.
         """
-        from ..dynamics.fastsum.kernel import fast_applies
-
         return fast_applies(self)
 
     @property
@@ -654,9 +653,7 @@ class KernelInput:
     def __post_init__(self):
         if self.facts is None and self.params is not None:
             p = self.params
-            facts = (BiasFacts(True, max(float(np.max(np.abs(p.bias))), 1e-300),
-                               bool(np.any(p.bias < 0.0)))
-                     if p.has_bias else BiasFacts(False, 1.0, False))
+            facts = matrix_facts(p.bias) if p.has_bias else NO_BIAS
             object.__setattr__(self, "facts", facts)
 
     @property
