@@ -33,7 +33,8 @@ from ..dynamics.parts import NO_BIAS
 from ..models.model import require_model
 from ..progress import Progress
 from .._version import __version__
-from .plan import SUMMATIONS, summation_args, summation_plan
+from .plan import SUMMATIONS as SUMMATIONS  # the values of summation, read here as before
+from .plan import summation_args, summation_plan
 from .trajectory import Trajectory
 
 METHODS = tuple(integrators.METHODS)
