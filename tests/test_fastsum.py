@@ -17,6 +17,7 @@ from scipy import special
 
 import usaav_edu as ue
 from usaav_edu.dynamics.fastsum import expansions as ex
+from usaav_edu.dynamics.fastsum import cost
 from usaav_edu.dynamics.fastsum import kernel as fs
 from usaav_edu.dynamics import rhs
 from usaav_edu.dynamics.energy import energy_gauge
@@ -357,16 +358,16 @@ def test_fast_applies_reasons():
 
 def test_cost_model_and_crossover():
     for bias in ("none", "distance"):
-        n = fs.crossover_n(3, 1.0, 1e-10, bias)
-        fast = fs.estimated_seconds("fast", n, 3, 1.0, 1e-10, bias)
-        assert fast < fs.estimated_seconds("direct", n, 3, 1.0, 1e-10, bias)
-        assert fs.estimated_seconds("fast", n - 1, 3, 1.0, 1e-10, bias) >= \
-            fs.estimated_seconds("direct", n - 1, 3, 1.0, 1e-10, bias)
-    assert fs.crossover_n(3, 1.0, 1e-10) < fs.crossover_n(3, 8.0, 1e-10)
+        n = cost.crossover_n(3, 1.0, 1e-10, bias)
+        fast = cost.estimated_seconds("fast", n, 3, 1.0, 1e-10, bias)
+        assert fast < cost.estimated_seconds("direct", n, 3, 1.0, 1e-10, bias)
+        assert cost.estimated_seconds("fast", n - 1, 3, 1.0, 1e-10, bias) >= \
+            cost.estimated_seconds("direct", n - 1, 3, 1.0, 1e-10, bias)
+    assert cost.crossover_n(3, 1.0, 1e-10) < cost.crossover_n(3, 8.0, 1e-10)
     with pytest.raises(ValueError, match="kind must be one of"):
-        fs.estimated_seconds("slow", 10, 3, 1.0, 1e-10)
+        cost.estimated_seconds("slow", 10, 3, 1.0, 1e-10)
     with pytest.raises(ValueError, match="n must be >= 0"):
-        fs.estimated_seconds("fast", -1, 3, 1.0, 1e-10)
+        cost.estimated_seconds("fast", -1, 3, 1.0, 1e-10)
 
 
 def test_loop_kernels_vectorize_on_their_own_and_reload_from_cache(tmp_path):

@@ -4,7 +4,7 @@ A :class:`SummationPlan` answers every question about the pair sum of one run of
 :func:`usaav_edu.simulate` or :func:`usaav_edu.particles.solver.energy`: direct or fast
 summation, why fast summation does not apply (``reason``), the fast kernel with its degree,
 rank and error bounds, the estimated seconds of one evaluation (the cost model
-:func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds`), the velocity field the stepper
+:func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds`), the velocity field the stepper
 calls and the energy.  :func:`summation_args` checks the arguments and asks
 :func:`~usaav_edu.dynamics.fastsum.kernel.fast_applies` once; :func:`summation_plan` chooses:
 

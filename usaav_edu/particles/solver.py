@@ -15,7 +15,7 @@ estimated cost of an evaluation; the stepper never knows which:
 * ``"fast"``: the truncated expansion of :mod:`usaav_edu.dynamics.fastsum`, linear in ``n``,
   whose relative error is bounded by ``tol``; no ``n x n`` matrix is built anywhere in the run;
 * ``"auto"`` (the default): direct where fast summation does not apply or is estimated no
-  faster (:func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds`, a cost model measured on this
+  faster (:func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds`, a cost model measured on this
   machine), fast otherwise.
 """
 
@@ -397,7 +397,7 @@ DEFAULT_MAX_SECONDS = 3600.0
 """The default cap on the estimated time of one :func:`~usaav_edu.simulate` call (an hour).
 
 The estimate is velocity evaluations (steps times stages, plus one energy per frame) times the
-cost of one evaluation, :func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds` (a cost model of
+cost of one evaluation, :func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds` (a cost model of
 this machine's two cores).  Every run of the book takes seconds; direct summation of 100,000
 tokens takes about 7 s per evaluation, hours per run."""
 
@@ -453,7 +453,7 @@ def _check_work(plan, n_frames, method, steps, max_seconds):
 
     Seconds: ``(EVALUATIONS_PER_STEP * steps + n_frames) * T_eval`` with ``T_eval`` the plan's
     estimate of one evaluation (:attr:`usaav_edu.particles.plan.SummationPlan.seconds`, the cost
-    model :func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds` of the summation chosen,
+    model :func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds` of the summation chosen,
     the same rule for direct and fast summation); refused beyond ``max_seconds`` (None: no
     cap).  Memory (:func:`_run_bytes`): refused beyond the physical memory.  The messages give
     the estimate and what to change.
@@ -617,7 +617,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         the built-in biases and profiles with values rotated by the gauge
         (:func:`usaav_edu.dynamics.fastsum.kernel.fast_applies`); elsewhere it is refused with the
         reason.  ``"auto"`` (default): direct where fast does not apply or is estimated no
-        faster (:func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds`), fast otherwise; so
+        faster (:func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds`), fast otherwise; so
         small runs sum directly, exactly as before.
     tol : float
         The relative error bound of fast summation, in ``(0, 1)`` (default 1e-10); checked
@@ -629,7 +629,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         The longest the run may be estimated to take (default ``DEFAULT_MAX_SECONDS`` = 3600;
         None: no cap).  The estimate, on every path: velocity evaluations (steps times 4 for
         RK4, 7 for dopri5, plus one per frame) times the cost of one evaluation by the
-        summation chosen (:func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds`).  The memory
+        summation chosen (:func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds`).  The memory
         (frames ``8 n_frames n d`` bytes, plus ``8 n^2`` for a dense bias with direct
         summation) is estimated too and refused beyond the machine's physical memory, before
         the bias matrix is built.  Each refusal is a ValueError with the estimate and what to
