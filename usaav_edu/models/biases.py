@@ -355,7 +355,9 @@ class CosineBias:
         return bool(2.0 * np.pi - largest > np.pi / 2.0 - margin)
 
     def fourier(self, xi):
-        """``(c, s) = (cos(omega x), sin(omega x))``, ``x = xi - median(xi)``: ``B = c c^T + s s^T``.
+        """``(c, s) = (cos(omega x), sin(omega x))``, ``x = xi - median(xi)``.
+
+        Then ``B = c c^T + s s^T``.
 
         Taking the positions from their median leaves ``B`` unchanged and keeps the angles
         small.
@@ -477,9 +479,9 @@ def check_bias(bias):
         return bias
     lacks = missing(bias, Bias)
     if lacks:
-        raise TypeError(f"bias must be a bias of usaav_edu.models.biases or an object with a method "
-                        f"matrix(xi) -> (n, n) symmetric array, got {v.shown(bias)}, which lacks "
-                        f"{', '.join(lacks)}")
+        raise TypeError(f"bias must be a bias of usaav_edu.models.biases or an object with a "
+                        f"method matrix(xi) -> (n, n) symmetric array, got {v.shown(bias)}, "
+                        f"which lacks {', '.join(lacks)}")
     return bias
 
 

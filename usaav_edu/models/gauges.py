@@ -528,9 +528,9 @@ def check_gauge(gauge):
         return gauge
     lacks = missing(gauge, Gauge)
     if lacks:
-        raise TypeError(f"gauge must be a gauge of usaav_edu.models.gauges or an object with a method "
-                        f"matrices(xi) -> (n, d, d) orthogonal matrices, got {v.shown(gauge)}, which lacks "
-                        f"{', '.join(lacks)}")
+        raise TypeError(f"gauge must be a gauge of usaav_edu.models.gauges or an object with a "
+                        f"method matrices(xi) -> (n, d, d) orthogonal matrices, got "
+                        f"{v.shown(gauge)}, which lacks {', '.join(lacks)}")
     return gauge
 
 

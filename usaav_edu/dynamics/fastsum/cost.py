@@ -10,7 +10,8 @@ import math
 
 from ... import _validate as v
 from . import expansions as ex
-from .kernel import BIASES, PARALLEL_MIN_FAST, TOL_FLOOR, degree_plan
+from .compiled import PARALLEL_MIN_FAST
+from .kernel import BIASES, TOL_FLOOR, degree_plan
 
 # The cost model of estimated_seconds (its docstring says where the constants come from).
 DIRECT_RATE_D3 = 1.5e9
