@@ -10,7 +10,7 @@ Prints, for d = 3, beta = 1, tol = 1e-10 (the figures of the fast kernel's targe
    evaluation takes under about 2 s, beyond that its time is extrapolated as ``n^2`` from the
    largest measured size and marked so; the fast kernel also with the distance and cosine biases;
 2. the crossover n measured (the first size of a doubling grid where fast is faster) and the
-   one of the cost model (``fastsum.crossover_n``), with the constants fitted from the timings;
+   one of the cost model (``fastsum.cost.crossover_n``), with the constants fitted from the timings;
 3. the peak memory (resident set) of a process that evaluates the fast kernel at n = 1e5;
 4. the accuracy: ``err = max_i |v^_i - v_i| / max_i m_i`` (the fast kernel's error norm) against
    the direct kernel at n = 8192 for beta in {0.5, 1, 2, 4, 8}, for the models usa, rope (d = 3),
@@ -36,6 +36,7 @@ import time
 import numpy as np
 
 import usaav_edu as ue
+from usaav_edu.dynamics.fastsum import cost
 from usaav_edu.dynamics.fastsum import kernel as fs
 from usaav_edu.dynamics import rhs
 
@@ -134,7 +135,7 @@ def crossover(rows):
         print(f"  n = {n:>6}: direct {1e3 * t_direct:8.3f} ms, fast {1e3 * t_fast:8.3f} ms")
         n *= 2
     print(f"  measured: fast is faster from n = {found} on (doubling grid)")
-    print(f"  cost model (fastsum.crossover_n): n = {fs.crossover_n(D, BETA, TOL)}")
+    print(f"  cost model (fastsum.crossover_n): n = {cost.crossover_n(D, BETA, TOL)}")
     big = [r for r in rows if r[0] >= 10000]
     measured_direct = [r for r in rows if not r[4]]
     if big and measured_direct:

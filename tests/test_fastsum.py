@@ -17,6 +17,7 @@ from scipy import special
 
 import usaav_edu as ue
 from usaav_edu.dynamics.fastsum import expansions as ex
+from usaav_edu.dynamics.fastsum import cost
 from usaav_edu.dynamics.fastsum import kernel as fs
 from usaav_edu.dynamics import rhs
 from usaav_edu.dynamics.energy import energy_gauge
@@ -357,16 +358,16 @@ def test_fast_applies_reasons():
 
 def test_cost_model_and_crossover():
     for bias in ("none", "distance"):
-        n = fs.crossover_n(3, 1.0, 1e-10, bias)
-        fast = fs.estimated_seconds("fast", n, 3, 1.0, 1e-10, bias)
-        assert fast < fs.estimated_seconds("direct", n, 3, 1.0, 1e-10, bias)
-        assert fs.estimated_seconds("fast", n - 1, 3, 1.0, 1e-10, bias) >= \
-            fs.estimated_seconds("direct", n - 1, 3, 1.0, 1e-10, bias)
-    assert fs.crossover_n(3, 1.0, 1e-10) < fs.crossover_n(3, 8.0, 1e-10)
+        n = cost.crossover_n(3, 1.0, 1e-10, bias)
+        fast = cost.estimated_seconds("fast", n, 3, 1.0, 1e-10, bias)
+        assert fast < cost.estimated_seconds("direct", n, 3, 1.0, 1e-10, bias)
+        assert cost.estimated_seconds("fast", n - 1, 3, 1.0, 1e-10, bias) >= \
+            cost.estimated_seconds("direct", n - 1, 3, 1.0, 1e-10, bias)
+    assert cost.crossover_n(3, 1.0, 1e-10) < cost.crossover_n(3, 8.0, 1e-10)
     with pytest.raises(ValueError, match="kind must be one of"):
-        fs.estimated_seconds("slow", 10, 3, 1.0, 1e-10)
+        cost.estimated_seconds("slow", 10, 3, 1.0, 1e-10)
     with pytest.raises(ValueError, match="n must be >= 0"):
-        fs.estimated_seconds("fast", -1, 3, 1.0, 1e-10)
+        cost.estimated_seconds("fast", -1, 3, 1.0, 1e-10)
 
 
 def test_loop_kernels_vectorize_on_their_own_and_reload_from_cache(tmp_path):
@@ -384,6 +385,7 @@ def test_loop_kernels_vectorize_on_their_own_and_reload_from_cache(tmp_path):
         "import re\n"
         "import numpy as np\n"
         "from usaav_edu.dynamics.fastsum import kernel as fs, expansions as ex\n"
+        "from usaav_edu.dynamics.fastsum import compiled as fc\n"
         "y = np.random.default_rng(0).standard_normal((3, fs.PARALLEL_MIN_FAST + 5))\n"
         "y = np.ascontiguousarray(y / np.linalg.norm(y, axis=0))\n"
         "xi = np.arange(y.shape[1], dtype=float)\n"
@@ -391,8 +393,8 @@ def test_loop_kernels_vectorize_on_their_own_and_reload_from_cache(tmp_path):
         "fs.FastKernel(3, 1.0, False, False, bias='distance', xi=xi, lam=0.5)(y, "
         "np.empty_like(y))\n"
         "checked = 0\n"
-        "for kernel in (ex.harmonic_chunk, fs.moment_rows, fs.evaluate_quad,\n"
-        "               fs.scan_forward_token, fs.scan_backward_token):\n"
+        "for kernel in (ex.harmonic_chunk, fc.moment_rows, fc.evaluate_quad,\n"
+        "               fc.scan_forward_token, fc.scan_backward_token):\n"
         "    for sig, cres in kernel.overloads.items():\n"
         "        assert re.search(r'<\\d+ x double>', cres.library.get_llvm_str()), "
         "kernel.__name__\n"

@@ -20,12 +20,8 @@ BASE = ["_validate", "_version", "errors", "sphere", "progress", "checks", "exer
 #: the folders, lowest first; "base" holds BASE (and quizzes, the bank of questions), "" is the root
 FOLDERS = ["base", "quizzes", "dynamics", "models", "particles", "analysis", "meanfield", "sweep",
            "cli", "widgets", "figures", ""]
-#: imports that point upward today, each to be removed (and then struck from here): the fast
-#: summation and the reference formulas still ask concrete parts for their kind
-PENDING = {
-    ("dynamics.fastsum.kernel", "models.biases"),
-    ("dynamics.reference", "models.gauges"),
-}
+#: imports that point upward today, each to be removed (and then struck from here)
+PENDING = set()
 
 
 def folder(name):

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 import usaav_edu as ue
 from usaav_edu.dynamics import velocity_reference
-from usaav_edu.particles.solver import _field
+from usaav_edu.particles.plan import direct_field
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -47,7 +47,7 @@ def test_velocity_matches_reference_and_is_tangent(system):
     model, x, xi = system
     p = model.kernel(x, xi)
     out = np.empty_like(p.y0)
-    _field(p)(p.y0, out)
+    direct_field(p)(p.y0, out)
     v = model.from_gauge(out.T, p.xi)
     assert np.allclose(v, velocity_reference(model, x, p.xi), rtol=0, atol=1e-12 * max(1, np.abs(v).max()))
     assert np.max(np.abs(np.sum(v * x, axis=1))) < 1e-12 * max(1, np.abs(v).max())

@@ -5,7 +5,7 @@ import pytest
 
 import usaav_edu as ue
 from usaav_edu.dynamics import energy_reference, velocity_reference
-from usaav_edu.particles.solver import _field
+from usaav_edu.particles.plan import direct_field
 
 from conftest import all_models
 
@@ -16,7 +16,7 @@ def numba_content_velocity(model, x, xi, frozen=None):
     k = model.kernel(x, xi, frozen)
     state = k.y0 if model.rotate_values else np.ascontiguousarray(k.x0.T)
     out = np.empty_like(state)
-    _field(k)(state, out)
+    direct_field(k)(state, out)
     v = out.T
     return k.contents(v) if model.rotate_values else v
 

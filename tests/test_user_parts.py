@@ -76,14 +76,14 @@ def test_the_gauge_is_really_wavy():
 
 
 def test_user_gauge_velocity_matches_the_reference_with_frozen_tokens():
-    from usaav_edu.particles.solver import _field
+    from usaav_edu.particles.plan import direct_field
 
     model = MODELS["both"]
     frozen = np.zeros(N, dtype=bool)
     frozen[::4] = True
     k = model.kernel(X0, XI, frozen)
     out = np.empty_like(k.y0)
-    _field(k)(k.y0, out)
+    direct_field(k)(k.y0, out)
     want = velocity_reference(model, X0, XI, frozen)
     assert np.max(np.abs(k.contents(out.T) - want)) < 1e-13
     assert np.all(want[frozen] == 0.0) and np.max(np.abs(want[~frozen])) > 1e-3

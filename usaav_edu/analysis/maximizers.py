@@ -12,7 +12,6 @@
 import numpy as np
 
 from .. import _validate as v
-from ..models.biases import NoBias
 from ..models.gauges import RopeGauge
 from ..models.model import require_model
 
@@ -93,6 +92,8 @@ def rope_orbit(model, u, s):
         If the model's gauge is not RoPE.
     """
     model = require_model(model)
+    # the one dispatch on a concrete part outside its module: the orbit R_{-s} u is the
+    # one-parameter group exp(-s Omega) of this gauge's frequencies, a fact of RoPE alone
     if not isinstance(model.gauge, RopeGauge):
         raise ValueError(f"model must have the rope gauge, got {model.gauge!r}")
     u = _unit("u", u)
@@ -174,7 +175,7 @@ def gauge_max_energy(model):
         If the model has a bias.
     """
     model = require_model(model)
-    if not isinstance(model.bias, NoBias):
+    if not getattr(model.bias, "constant", False):
         raise ValueError(f"model must have no bias for this formula, got bias {model.bias!r}")
     return float(model.phi(1.0)) / 2.0
 

@@ -26,7 +26,7 @@ load (:func:`contention_report` prints it; ``benchmarks/contention.py``).
 :func:`fast_measure` compares one velocity evaluation by direct summation (the pair sums
 above) with fast summation (:mod:`usaav_edu.dynamics.fastsum`, the truncated expansion whose
 cost grows linearly in n) at a few n, and :func:`fast_report` prints it with the crossover n
-of the cost model (:func:`usaav_edu.dynamics.fastsum.kernel.crossover_n`) that ``summation="auto"``
+of the cost model (:func:`usaav_edu.dynamics.fastsum.cost.crossover_n`) that ``summation="auto"``
 reads.  Direct summation is timed only where the cost model expects at most ``direct_limit``
 seconds per evaluation; beyond, its time is the model's estimate, marked as such.
 """
@@ -38,7 +38,7 @@ import time
 import numba
 import numpy as np
 
-from ..dynamics.fastsum import kernel as fastsum
+from ..dynamics import fastsum
 from ..dynamics.fastexp import X_MAX, exp_array
 from ..dynamics.integrate.steppers import GaugeField
 from ..dynamics.rhs import kernel_params, pair_sums
@@ -233,7 +233,7 @@ def fast_measure(n_values=(1000, 10000, 100000), repeats=5, d=3, beta=1.0, tol=1
 
     For each n, random unit vectors, the fast kernel of :func:`usaav_edu.models.model.usa` at
     ``beta`` with the error bound ``tol``; the direct kernel is timed where
-    :func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds` expects at most ``direct_limit``
+    :func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds` expects at most ``direct_limit``
     seconds, and there the measured relative error
     ``max_i |v_fast_i - v_i| / max_i m_i`` (``m_i = (1/n) sum_j e^{beta <y_i, y_j>}``, the
     row mass the bound refers to) is given too.
@@ -345,7 +345,7 @@ def measure_cost(n, repeats, d=3, min_time=0.05, pause=0.25):
         seconds = (repeats + 4) n^2 (1 / R + 1 / R_np) + 2 (repeats + 2) min_time
                   + 2 repeats pause
 
-    with the direct kernel's rate ``R`` (:func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds`)
+    with the direct kernel's rate ``R`` (:func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds`)
     and the dense reference's ``R_np = NUMPY_RATE``: every side is called at least once to warm
     up, once to size its batches, once per batch and once to compare the two, and every batch
     (the sizing ones about two) lasts at least ``min_time``.
@@ -384,7 +384,7 @@ def fast_measure_cost(n, repeats, d=3, beta=1.0, tol=1e-10, direct_limit=2.0):
         seconds = (repeats + 2) T_fast + [T_direct <= direct_limit] (min(repeats, 3) + 3) T_direct
 
     with the cost model's times of one evaluation
-    (:func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds`); the tokens, their sorted copy, the
+    (:func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds`); the tokens, their sorted copy, the
     results and the kernel's buffers (measured 3.3 times ``8 n d`` bytes at n = 2e6, d = 3).
 
     Parameters

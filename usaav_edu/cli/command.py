@@ -59,7 +59,7 @@ from .. import _validate as v
 from ..errors import WorkEstimateError
 from ..analysis import diagnostics
 from ..particles import experiments
-from ..dynamics.fastsum.kernel import fast_applies
+from ..particles.plan import DEFAULT_TOL, FastSummationRefused, summation_args
 from ..particles.solver import IntegrationError, simulate
 from ..particles.trajectory import _size, check_target, saved_bytes
 
@@ -409,11 +409,11 @@ def _simulate(a, record):
         model, x0, xi = experiments.setup(a.model, **setup)
     except (TypeError, ValueError) as exc:
         raise type(exc)(with_flags(str(exc))) from None
-    if solver["summation"] == "fast":
-        reason = fast_applies(model)
-        if reason is not None:
-            raise ValueError(f"--summation fast does not apply to the {a.model} experiment: "
-                             f"{reason}; use --summation direct or auto")
+    try:  # the summation's checks of the run's plan, before the run
+        summation_args(model, solver["summation"], solver.get("tol", DEFAULT_TOL))
+    except FastSummationRefused as exc:
+        raise ValueError(f"--summation fast does not apply to the {a.model} experiment: "
+                         f"{exc.reason}; use --summation direct or auto") from None
     try:
         traj = simulate(model, x0, xi, seed=setup["seed"], progress=True, **solver)
     except (TypeError, ValueError) as exc:

@@ -16,8 +16,6 @@ keep n moderate.
 
 import numpy as np
 
-from ..models.gauges import IdentityGauge
-
 
 def _pairs(model, x, xi):
     n, d = x.shape
@@ -52,7 +50,7 @@ def velocity_reference(model, x, xi, frozen=None):
     n, d = x.shape
     g, s, b = _pairs(model, x, xi)
     w = b * model.dphi(s)
-    if isinstance(model.gauge, IdentityGauge) or not model.rotate_values:
+    if getattr(model.gauge, "identity", False) or not model.rotate_values:  # G_i^T G_j = I
         grad = w @ x
     else:
         pair = np.einsum("iba,jbc->ijac", g, g)  # G_i^T G_j

@@ -94,7 +94,6 @@ from ..dynamics.fastsum.expansions import scaled_bessel_i
 from ..dynamics.integrate import EPS, Control, Controller, Outcome, Workspace, run_frames
 from ..dynamics.integrate import METHODS as _STEPPERS
 from ..errors import IntegrationError, UnresolvedError
-from ..models.gauges import IdentityGauge, RopeGauge
 from ..models.model import Model, require_model
 
 __all__ = [
@@ -182,18 +181,11 @@ def _circle_model(model, name="model"):
     """``(model, omega)`` if the model acts on the circle; ValueError or TypeError otherwise."""
     model = require_model(model, name)
     g = model.gauge
-    if isinstance(g, IdentityGauge):
-        if g.d not in (None, 2):
-            raise ValueError(f"{name} must act on the circle (d = 2); its gauge has d = {g.d}")
-        omega = 0.0
-    elif isinstance(g, RopeGauge):
-        if len(g.omegas) != 1 or g.d not in (None, 2):
-            raise ValueError(f"{name} must act on the circle (d = 2): a RoPE gauge with one "
-                             f"frequency; got omegas = {g.omegas}, d = {g.d}")
-        omega = g.omegas[0]
-    else:
+    circle = getattr(g, "circle_frequency", None)
+    if circle is None:
         raise ValueError(f"{name}: the density solver takes the identity gauge or the RoPE gauge "
                          f"in d = 2, got the gauge {type(g).__name__} ({model.name!r})")
+    omega = circle(name)
     if not model.rotate_values:
         raise ValueError(f"{name}: the variant with unrotated values (rotate_values=False) is not "
                          f"a gradient flow and has no density solver here")

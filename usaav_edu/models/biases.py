@@ -13,7 +13,9 @@ kernel consumes the matrix, at the cost of a built-in bias.
 
 Each bias also gives the factor of the energy bound (the book's chapter 7;
 arXiv:2605.30229): ``mean(B)`` when ``B >= 0`` entrywise (attained by the gauge
-maximizers), else ``lambda_max(B) / n``.
+maximizers), else ``lambda_max(B) / n``.  The built-in biases satisfy
+:class:`usaav_edu.dynamics.parts.SeparableBias`: they give their sign, size, energy factor and
+the structure fast summation reads from their formulas, without the ``n x n`` matrix.
 """
 
 from dataclasses import dataclass
@@ -21,11 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _validate as v
+from ..dynamics.parts import NO_BIAS, Bias, BiasFacts, missing
 
 SYM_TOL = 1e-10
 """How far a user bias matrix may be from symmetric, relative to its largest entry."""
-BLOCK_ENTRIES = 1 << 20
-"""Entries of the bias matrix formed at once by the cosine bias's sign test (8 MB)."""
 
 
 def _span(xi):
@@ -56,12 +57,28 @@ def matrix_bound_factor(b):
     return float(np.linalg.eigvalsh(b)[-1]) / n
 
 
+def matrix_facts(b):
+    """The :class:`~usaav_edu.dynamics.parts.BiasFacts` read from a dense matrix ``B``.
+
+    Parameters
+    ----------
+    b : ndarray
+        ``(n, n)``, ``n >= 1``.
+
+    Returns
+    -------
+    BiasFacts
+    """
+    return BiasFacts(True, max(float(np.max(np.abs(b))), 1e-300), bool(np.any(b < 0.0)))
+
+
 @dataclass(frozen=True)
 class NoBias:
     """The bias ``b = 1`` (every pair weighs the same)."""
 
     kind = "none"
     nonnegative = True
+    constant = True
 
     def matrix(self, xi):
         """An ``(n, n)`` matrix of ones.
@@ -101,6 +118,29 @@ class NoBias:
         """
         return 1.0
 
+    def facts(self, xi):
+        """``b = 1``: no bias, ``max |b| = 1``, no negative entry.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+
+        Returns
+        -------
+        BiasFacts
+        """
+        return NO_BIAS
+
+    def separable(self):
+        """``("none", {})``: the moments of fast summation are the same for every token.
+
+        Returns
+        -------
+        tuple
+        """
+        return self.kind, {}
+
     def params(self):
         """The JSON description read back by :func:`~usaav_edu.models.biases.bias_from_params`.
 
@@ -130,6 +170,7 @@ class DistanceBias:
     lam: float = 1.0
     kind = "distance"
     nonnegative = True
+    constant = False
 
     def __post_init__(self):
         object.__setattr__(self, "lam", v.real_scalar("lam", self.lam, minimum=0.0))
@@ -189,6 +230,29 @@ class DistanceBias:
             total += a
         return (n + 2.0 * total) / (n * n)
 
+    def facts(self, xi):
+        """``0 < b <= 1``, and ``b = 1`` on the diagonal: ``max |b| = 1``, no negative entry.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+
+        Returns
+        -------
+        BiasFacts
+        """
+        return BiasFacts(True, 1.0, False)
+
+    def separable(self):
+        """``("distance", {"lam": lam})``: fast summation scans the sorted positions.
+
+        Returns
+        -------
+        tuple
+        """
+        return self.kind, {"lam": self.lam}
+
     def params(self):
         """The JSON description read back by :func:`~usaav_edu.models.biases.bias_from_params`.
 
@@ -218,6 +282,7 @@ class CosineBias:
     omega: float = 1.0
     kind = "cosine"
     nonnegative = False
+    constant = False
 
     def __post_init__(self):
         object.__setattr__(self, "omega", v.real_scalar("omega", self.omega))
@@ -258,12 +323,66 @@ class CosineBias:
                 raise ValueError(f"omega * (xi_i - xi_j) must be finite: omega = {self.omega:g} "
                                  f"and xi spanning {span:g} overflow")
 
-    def bound_factor(self, xi):
-        """``mean(B)`` if ``B >= 0``, else ``lambda_max(B) / n``, without forming all of ``B``.
+    def has_negative(self, xi):
+        """Whether ``cos(omega (xi_i - xi_j)) < 0`` for some pair, in ``O(n log n)``.
 
-        ``B = c c^T + s s^T`` with ``c = cos(omega xi)``, ``s = sin(omega xi)``, so
-        ``lambda_max(B)`` is the largest eigenvalue of the 2 x 2 Gram matrix of ``c`` and
-        ``s``; the sign test runs over blocks of rows and stops at the first negative entry.
+        Some entry is negative exactly when the angles ``theta_i = omega xi_i mod 2 pi`` do not
+        lie in one arc of length ``pi / 2`` (if they all lie within ``pi / 2`` of ``theta_1``,
+        they lie in an arc of length ``pi``, so the shortest arc holding them, ``2 pi`` minus
+        the largest gap between neighbouring sorted angles, the gap across ``2 pi`` included,
+        is at most the largest circular distance of two of them).  A margin for the rounding
+        of ``theta`` counts borderline cases as negative.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+
+        Returns
+        -------
+        bool
+        """
+        xi = np.asarray(xi, dtype=np.float64)
+        if xi.size < 2:
+            return False
+        with np.errstate(over="ignore", invalid="ignore"):
+            angles = self.omega * xi
+        theta = np.sort(np.mod(angles, 2.0 * np.pi))
+        gaps = np.diff(theta)
+        largest = max(float(gaps.max()) if gaps.size else 0.0,
+                      2.0 * np.pi - (theta[-1] - theta[0]))
+        margin = 1e-9 + 8.0 * np.finfo(np.float64).eps * float(np.max(np.abs(angles)))
+        return bool(2.0 * np.pi - largest > np.pi / 2.0 - margin)
+
+    def fourier(self, xi):
+        """``(c, s) = (cos(omega x), sin(omega x))``, ``x = xi - median(xi)``.
+
+        Then ``B = c c^T + s s^T``.
+
+        Taking the positions from their median leaves ``B`` unchanged and keeps the angles
+        small.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+
+        Returns
+        -------
+        tuple of ndarray
+        """
+        xi = np.asarray(xi, dtype=np.float64)
+        x0 = xi - np.median(xi) if xi.size else xi
+        return np.cos(self.omega * x0), np.sin(self.omega * x0)
+
+    def bound_factor(self, xi):
+        """``mean(B)`` if ``B >= 0``, else ``lambda_max(B) / n``, in ``O(n log n)``.
+
+        With ``(c, s)`` of :meth:`fourier`: the sign test :meth:`has_negative`, then
+        ``mean(B) = ((sum c)^2 + (sum s)^2) / n^2`` or ``lambda_max(B)``, the largest
+        eigenvalue of the 2 x 2 Gram matrix of ``c`` and ``s`` (at 100,000 positions in a
+        quarter period a test of the entries would evaluate all ``10^10``).  A borderline
+        sign test counts as negative; then ``lambda_max(B) / n >= mean(B)`` is still a bound.
 
         Parameters
         ----------
@@ -280,18 +399,36 @@ class CosineBias:
         """
         xi = np.asarray(xi, dtype=np.float64)
         n = xi.shape[0]
-        rows = max(1, BLOCK_ENTRIES // max(n, 1))
-        total = 0.0
-        for a in range(0, n, rows):
-            block = np.cos(self.omega * (xi[a:a + rows, None] - xi[None, :]))
-            if np.any(block < 0.0):
-                break
-            total += float(block.sum())
-        else:
-            return total / (n * n)
-        c, s = np.cos(self.omega * xi), np.sin(self.omega * xi)
+        if n == 0:
+            return 1.0
+        c, s = self.fourier(xi)
+        if not self.has_negative(xi - np.median(xi)):
+            return float(np.sum(c) ** 2 + np.sum(s) ** 2) / (n * n)
         gram = np.array([[c @ c, c @ s], [c @ s, s @ s]])
         return float(np.linalg.eigvalsh(gram)[-1]) / n
+
+    def facts(self, xi):
+        """``max |b| = 1`` (``b = 1`` on the diagonal), and :meth:`has_negative`.
+
+        Parameters
+        ----------
+        xi : array_like
+            ``(n,)`` positions.
+
+        Returns
+        -------
+        BiasFacts
+        """
+        return BiasFacts(True, 1.0, self.has_negative(xi))
+
+    def separable(self):
+        """``("cosine", {"omega": omega})``: two moment sets, weighted by ``c`` and ``s``.
+
+        Returns
+        -------
+        tuple
+        """
+        return self.kind, {"omega": self.omega}
 
     def params(self):
         """The JSON description read back by :func:`~usaav_edu.models.biases.bias_from_params`.
@@ -340,9 +477,11 @@ def check_bias(bias):
     """
     if is_built_in(bias):
         return bias
-    if not callable(getattr(bias, "matrix", None)):
-        raise TypeError(f"bias must be a bias of usaav_edu.models.biases or an object with a method "
-                        f"matrix(xi) -> (n, n) symmetric array, got {v.shown(bias)}")
+    lacks = missing(bias, Bias)
+    if lacks:
+        raise TypeError(f"bias must be a bias of usaav_edu.models.biases or an object with a "
+                        f"method matrix(xi) -> (n, n) symmetric array, got {v.shown(bias)}, "
+                        f"which lacks {', '.join(lacks)}")
     return bias
 
 

@@ -14,6 +14,8 @@ Any object with a method ``matrices(xi) -> (n, d, d)`` array of orthogonal
 matrices is a gauge too: the model checks its output once per run (shape,
 finite, orthogonal) and the kernel runs on the gauge coordinates, so it costs
 the same as a built-in gauge.  Such a gauge takes real positions as labels.
+The built-in gauges satisfy :class:`usaav_edu.dynamics.parts.BuiltInGauge`: they rotate on
+their own, check their labels and their dimension.
 """
 
 from dataclasses import dataclass, field
@@ -21,10 +23,39 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _validate as v
+from ..dynamics.parts import Gauge, missing
 
 LABELS = ("none", "position", "prompt")
 ORTHO_TOL = 1e-10
 """How far ``G^T G`` of a user gauge may be from the identity (largest entry)."""
+
+
+def check_dimension(gauge_d, d, name, model):
+    """Raise ValueError if a gauge of dimension ``gauge_d`` (None: any) cannot act on ``R^d``.
+
+    Parameters
+    ----------
+    gauge_d : int or None
+        The gauge's dimension.
+    d : int
+        The dimension of the argument ``name``.
+    name : str
+        The argument named in the message.
+    model : str
+        The name of the model, for the message.
+
+    Raises
+    ------
+    ValueError
+        If ``gauge_d`` is an integer other than ``d``.
+    """
+    if isinstance(gauge_d, (int, np.integer)) and gauge_d != d:
+        raise ValueError(f"{name} must have dimension d = {gauge_d} to match the gauge of model "
+                         f"{model!r}; {name} has dimension d = {d}")
+
+
+def _circle_refused(name, what):
+    return ValueError(f"{name} must act on the circle (d = 2){what}")
 
 
 def omegas_tuple(omegas):
@@ -70,6 +101,7 @@ class IdentityGauge:
     d: int = None
     kind = "identity"
     labels = "none"
+    identity = True
 
     def __post_init__(self):
         if self.d is not None:
@@ -114,6 +146,50 @@ class IdentityGauge:
         """
         return np.array(x, dtype=np.float64)
 
+    def check_labels(self, xi):
+        """Nothing to check: the labels do not enter.
+
+        Parameters
+        ----------
+        xi : ndarray
+            ``(n,)`` labels.
+        """
+
+    def check_dimension(self, d, name, model):
+        """Raise ValueError if the gauge was built for another dimension than ``d``.
+
+        Parameters
+        ----------
+        d : int
+            The dimension of the argument ``name``.
+        name : str
+            The argument named in the message.
+        model : str
+            The model's name, for the message.
+        """
+        check_dimension(self.d, d, name, model)
+
+    def circle_frequency(self, name="model"):
+        """0: on the circle the identity gauge is RoPE with ``omega = 0``.
+
+        Parameters
+        ----------
+        name : str
+            The argument named in the message.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            If the gauge was built for ``d != 2``.
+        """
+        if self.d not in (None, 2):
+            raise _circle_refused(name, f"; its gauge has d = {self.d}")
+        return 0.0
+
     def params(self):
         """The JSON description read back by :func:`~usaav_edu.models.gauges.gauge_from_params`.
 
@@ -154,6 +230,7 @@ class RopeGauge:
     d: int = None
     kind = "rope"
     labels = "position"
+    identity = False
 
     def __post_init__(self):
         om = omegas_tuple(self.omegas)
@@ -180,6 +257,46 @@ class RopeGauge:
         bool
         """
         return len(self.omegas) == d // 2 and (self.d is None or self.d == d)
+
+    def check_dimension(self, d, name, model):
+        """Raise ValueError if the frequencies do not give one per rotation plane of ``R^d``.
+
+        Parameters
+        ----------
+        d : int
+            The dimension of the argument ``name``.
+        name : str
+            The argument named in the message.
+        model : str
+            The model's name, for the message.
+        """
+        if not self.fits(d):
+            raise ValueError(
+                f"{name} has dimension d = {d}, with {d // 2} rotation planes, but model "
+                f"{model!r} has {len(self.omegas)} omegas (d = {self.d}): omegas must give one "
+                f"frequency per rotation plane")
+
+    def circle_frequency(self, name="model"):
+        """``omega``, the one frequency of a RoPE gauge on the circle.
+
+        Parameters
+        ----------
+        name : str
+            The argument named in the message.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            If the gauge has more than one frequency or was built for ``d != 2``.
+        """
+        if len(self.omegas) != 1 or self.d not in (None, 2):
+            raise _circle_refused(name, f": a RoPE gauge with one frequency; got omegas = "
+                                        f"{self.omegas}, d = {self.d}")
+        return self.omegas[0]
 
     def check_labels(self, xi):
         """Raise ValueError if some rotation angle ``omega_k xi_i`` overflows.
@@ -288,6 +405,7 @@ class FrameGauge:
     frames: np.ndarray = field(repr=False)
     kind = "frames"
     labels = "prompt"
+    identity = False
 
     def __post_init__(self):
         if self.frames is None:
@@ -338,6 +456,29 @@ class FrameGauge:
         sub = "nji,...nj->...ni" if inverse else "nij,...nj->...ni"
         return np.einsum(sub, f, np.asarray(x, dtype=np.float64))
 
+    def check_labels(self, xi):
+        """Nothing to check here: the model checks prompt ids against the number of frames.
+
+        Parameters
+        ----------
+        xi : ndarray
+            ``(n,)`` prompt ids.
+        """
+
+    def check_dimension(self, d, name, model):
+        """Raise ValueError if the frames are not ``d x d``.
+
+        Parameters
+        ----------
+        d : int
+            The dimension of the argument ``name``.
+        name : str
+            The argument named in the message.
+        model : str
+            The model's name, for the message.
+        """
+        check_dimension(self.d, d, name, model)
+
     def params(self):
         """The JSON description read back by :func:`~usaav_edu.models.gauges.gauge_from_params`.
 
@@ -385,9 +526,11 @@ def check_gauge(gauge):
     """
     if is_built_in(gauge):
         return gauge
-    if not callable(getattr(gauge, "matrices", None)):
-        raise TypeError(f"gauge must be a gauge of usaav_edu.models.gauges or an object with a method "
-                        f"matrices(xi) -> (n, d, d) orthogonal matrices, got {v.shown(gauge)}")
+    lacks = missing(gauge, Gauge)
+    if lacks:
+        raise TypeError(f"gauge must be a gauge of usaav_edu.models.gauges or an object with a "
+                        f"method matrices(xi) -> (n, d, d) orthogonal matrices, got "
+                        f"{v.shown(gauge)}, which lacks {', '.join(lacks)}")
     return gauge
 
 

@@ -30,15 +30,19 @@ parameters, once per run.
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from functools import cached_property
 
 import numpy as np
 
 from .. import _validate as v
+from ..dynamics.fastsum.kernel import fast_applies
+from ..dynamics.parts import NO_BIAS, BiasFacts, is_separable
+from ..dynamics.rhs import KernelParams, kernel_params
 from .biases import CosineBias, DistanceBias, NoBias, bias_from_params, check_bias, user_matrix
 from .biases import is_built_in as _builtin_bias
-from ..dynamics.rhs import KernelParams, kernel_params
+from .biases import matrix_bound_factor, matrix_facts
 from .gauges import FrameGauge, IdentityGauge, RopeGauge, check_gauge, gauge_from_params
+from .gauges import check_dimension as _check_gauge_dimension
 from .gauges import is_built_in as _builtin_gauge
 from .gauges import omegas_tuple, user_matrices
 from .profiles import BETA_MAX, BETA_MIN, ExpProfile, LinearProfile, check_beta, check_profile
@@ -54,62 +58,6 @@ __all__ = [
 NORMALIZATIONS = ("usa", "sa")
 PARAMS_VERSION = 2
 """The layout of :meth:`Model.params`: 2 nests the parts; 1 (flat) is still read."""
-
-
-class BiasFacts(NamedTuple):
-    """What the solver needs to know of a run's bias ``b_ij = b(xi_i, xi_j)``.
-
-    The step size, the stiffness estimate and the energy check read ``max |b_ij|`` and the
-    sign of the entries; :meth:`Model.bias_facts` gives them without the ``n x n`` matrix
-    for the built-in biases.
-
-    Attributes
-    ----------
-    has_bias : bool
-        False for ``b = 1``.
-    max_abs : float
-        ``max_ij |b_ij|`` (at least ``1e-300``; 1 for ``b = 1``).
-    negative : bool
-        True when some ``b_ij < 0`` (or, for the cosine bias without the matrix, may be:
-        borderline cases count as negative).
-    """
-
-    has_bias: bool
-    max_abs: float
-    negative: bool
-
-
-def _cosine_has_negative(omega, xi):
-    """Whether ``cos(omega (xi_i - xi_j)) < 0`` for some pair (see :meth:`Model.bias_facts`).
-
-    The angles ``theta_i = omega xi_i mod 2 pi`` are sorted; they lie in one arc of length
-    ``2 pi - g``, ``g`` the largest gap between neighbours (the gap across ``2 pi`` included),
-    and that arc is at most ``pi / 2`` exactly when no two are more than ``pi / 2`` apart.
-    """
-    xi = np.asarray(xi, dtype=np.float64)
-    if xi.size < 2:
-        return False
-    with np.errstate(over="ignore", invalid="ignore"):
-        angles = omega * xi
-    theta = np.sort(np.mod(angles, 2.0 * np.pi))
-    gaps = np.diff(theta)
-    largest = max(float(gaps.max()) if gaps.size else 0.0, 2.0 * np.pi - (theta[-1] - theta[0]))
-    margin = 1e-9 + 8.0 * np.finfo(np.float64).eps * float(np.max(np.abs(angles)))
-    return bool(2.0 * np.pi - largest > np.pi / 2.0 - margin)
-
-
-def _cosine_bound_factor(omega, xi):
-    """:meth:`Model.bound_factor` of the cosine bias in ``O(n log n)`` (see there)."""
-    xi = np.asarray(xi, dtype=np.float64)
-    n = xi.shape[0]
-    if n == 0:
-        return 1.0
-    centred = xi - np.median(xi)
-    c, s = np.cos(omega * centred), np.sin(omega * centred)
-    if not _cosine_has_negative(omega, centred):
-        return float(np.sum(c) ** 2 + np.sum(s) ** 2) / (n * n)
-    gram = np.array([[c @ c, c @ s], [c @ s, s @ s]])
-    return float(np.linalg.eigvalsh(gram)[-1]) / n
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -158,9 +106,9 @@ class Model:
         check_bias(self.bias)
         check_profile(self.profile)
         v.choice("normalization", self.normalization, NORMALIZATIONS)
-        if self.normalization == "sa" and isinstance(self.bias, CosineBias):
-            raise ValueError("normalization 'sa' needs a non-negative bias (the row sums divide), "
-                             "got bias 'cosine'")
+        if self.normalization == "sa" and is_separable(self.bias) and not self.bias.nonnegative:
+            raise ValueError(f"normalization 'sa' needs a non-negative bias (the row sums divide), "
+                             f"got bias {self.bias.kind!r}")
         if not isinstance(self.rotate_values, bool):
             raise TypeError(f"rotate_values must be True or False, got {v.shown(self.rotate_values)}")
         if self.name is None:
@@ -191,7 +139,7 @@ class Model:
     def labels(self):
         """What ``xi`` means: ``"none"``, ``"position"`` or ``"prompt"``."""
         kind = getattr(self.gauge, "labels", "position")
-        if kind == "none" and not isinstance(self.bias, NoBias):
+        if kind == "none" and not getattr(self.bias, "constant", False):
             return "position"
         return kind
 
@@ -199,6 +147,15 @@ class Model:
     def is_gradient_ascent(self):
         """True when the dynamics is gradient ascent of E_h (USA, values transported by the gauge)."""
         return self.normalization == "usa" and self.rotate_values
+
+    @cached_property
+    def fast_reason(self):
+        """Why fast summation does not apply to the model, or None (asked once per model).
+
+        :func:`usaav_edu.dynamics.fastsum.kernel.fast_applies`; the model is immutable, so
+        the answer is kept.
+        """
+        return fast_applies(self)
 
     @property
     def user_parts(self):
@@ -250,18 +207,10 @@ class Model:
         ValueError
             If the gauge's dimension differs from ``d``.
         """
-        g = self.gauge
-        if isinstance(g, RopeGauge):
-            if not g.fits(d):
-                raise ValueError(
-                    f"{name} has dimension d = {d}, with {d // 2} rotation planes, but model "
-                    f"{self.name!r} has {len(g.omegas)} omegas (d = {g.d}): omegas must give one "
-                    f"frequency per rotation plane")
-            return
-        gd = getattr(g, "d", None)
-        if isinstance(gd, (int, np.integer)) and gd != d:
-            raise ValueError(f"{name} must have dimension d = {gd} to match the gauge of model "
-                             f"{self.name!r}; {name} has dimension d = {d}")
+        if _builtin_gauge(self.gauge):
+            self.gauge.check_dimension(d, name, self.name)
+        else:
+            _check_gauge_dimension(getattr(self.gauge, "d", None), d, name, self.name)
 
     def check_labels(self, xi, n):
         """Return ``xi`` validated for ``n`` tokens (a copy as float or int array).
@@ -396,7 +345,7 @@ class Model:
         ValueError
             If a user bias's matrix has the wrong shape, is not finite or not symmetric.
         """
-        if isinstance(self.bias, NoBias):
+        if getattr(self.bias, "constant", False):
             return None
         if _builtin_bias(self.bias):
             return self.bias.matrix(xi)
@@ -405,14 +354,9 @@ class Model:
     def bound_factor(self, xi):
         """``mean(B)`` if ``B >= 0``, else ``lambda_max(B) / n`` (the energy bound's bias factor).
 
-        For the built-in biases no ``n x n`` matrix is formed.  The cosine bias
-        ``B = c c^T + s s^T`` (``c = cos(omega xi)``, ``s = sin(omega xi)``, positions taken
-        from their median, which leaves ``B`` unchanged) takes ``O(n log n)`` time: the sign
-        test of :meth:`bias_facts`, then ``mean(B) = ((sum c)^2 + (sum s)^2) / n^2`` or
-        ``lambda_max`` of the 2 x 2 Gram matrix of ``c`` and ``s`` (at 100,000 positions in
-        a quarter period the bias's own block test would evaluate all ``10^10`` entries).
-        A borderline sign test counts as negative; then ``lambda_max(B) / n >= mean(B)``
-        is still a bound.
+        A bias known by its formula (:class:`usaav_edu.dynamics.parts.SeparableBias`, every
+        built-in bias) gives it without an ``n x n`` matrix (its ``bound_factor``: for the
+        cosine bias ``O(n log n)``); any other bias from its matrix.
 
         Parameters
         ----------
@@ -423,32 +367,21 @@ class Model:
         -------
         float
         """
-        if isinstance(self.bias, CosineBias):
-            return _cosine_bound_factor(self.bias.omega, xi)
-        if _builtin_bias(self.bias):
+        if is_separable(self.bias):
             return self.bias.bound_factor(xi)
-        from .biases import matrix_bound_factor
-
         return matrix_bound_factor(self.bias_matrix(xi))
 
     def bias_facts(self, xi, matrix=None):
         """What the solver needs to know of the bias (:class:`BiasFacts`), without ``n x n``.
 
         From ``matrix`` when it is given (``max |b_ij|`` and the sign test read its entries);
-        otherwise, for the built-in biases, from their formulas, in ``O(n log n)`` time and
-        ``O(n)`` memory:
+        otherwise from the bias's formula (its ``facts``, in ``O(n log n)`` time and ``O(n)``
+        memory for the built-in biases: every one is 1 on the diagonal and at most 1 in
+        absolute value elsewhere, and the cosine bias tests its signs by the arc its angles
+        lie in, :meth:`usaav_edu.models.biases.CosineBias.has_negative`).
 
-        * ``max |b| = 1``: every built-in bias is 1 on the diagonal (``b(xi, xi) = e^0 =
-          cos 0 = 1``) and at most 1 in absolute value elsewhere;
-        * ``b >= 0`` for :class:`NoBias` and :class:`DistanceBias`;
-        * :class:`CosineBias`: ``cos(omega (xi_i - xi_j)) < 0`` for some pair exactly when the
-          angles ``theta_i = omega xi_i mod 2 pi`` do not lie in one arc of length ``pi / 2``
-          (if they all lie within ``pi / 2`` of ``theta_1``, they lie in an arc of length
-          ``pi``, so the shortest arc holding them, ``2 pi`` minus the largest gap between
-          neighbouring sorted angles, is at most the largest circular distance of two of them).
-          A margin for the rounding of ``theta`` counts borderline cases as negative.
-
-        A user-defined bias needs its matrix (built when ``matrix`` is None).
+        A bias that is not a :class:`usaav_edu.dynamics.parts.SeparableBias` needs its matrix
+        (built when ``matrix`` is None).
 
         Parameters
         ----------
@@ -463,14 +396,9 @@ class Model:
         BiasFacts
         """
         if matrix is not None:
-            return BiasFacts(True, max(float(np.max(np.abs(matrix))), 1e-300),
-                             bool(np.any(matrix < 0.0)))
-        if isinstance(self.bias, NoBias):
-            return BiasFacts(False, 1.0, False)
-        if isinstance(self.bias, DistanceBias):
-            return BiasFacts(True, 1.0, False)
-        if isinstance(self.bias, CosineBias):
-            return BiasFacts(True, 1.0, _cosine_has_negative(self.bias.omega, xi))
+            return matrix_facts(matrix)
+        if is_separable(self.bias):
+            return self.bias.facts(xi)
         return self.bias_facts(xi, self.bias_matrix(xi))
 
     # ------------------------------------------------------------------ the one consultation
@@ -490,7 +418,8 @@ class Model:
             :class:`KernelParams`.  False: build neither (the run sums by expansion,
             :mod:`usaav_edu.dynamics.fastsum`, and 100,000 tokens would need 80 GB for the
             matrix); ``params`` is then None and the bias is described by
-            :meth:`bias_facts` only.  Only the built-in biases allow False.
+            :meth:`bias_facts` only.  Only a bias known by its formula allows False
+            (:class:`usaav_edu.dynamics.parts.SeparableBias`, every built-in bias).
 
         Returns
         -------
@@ -504,7 +433,7 @@ class Model:
         """
         if not isinstance(dense_bias, (bool, np.bool_)):
             raise TypeError(f"dense_bias must be True or False, got {dense_bias!r}")
-        if not dense_bias and not _builtin_bias(self.bias):
+        if not dense_bias and not is_separable(self.bias):
             raise ValueError(f"dense_bias=False needs a built-in bias; model {self.name!r} has "
                              f"the user-defined bias {self.bias!r}, given by its matrix")
         x = v.points_on_sphere("x0", x0)
@@ -536,7 +465,7 @@ class Model:
                              f"bias {self.bias!r} has negative entries")
         mobile = None if frozen_mask is None else ~frozen_mask
         params = kernel_params(bias, self.beta, self.linear, self.normalization == "sa", mobile)
-        facts = BiasFacts(False, 1.0, False) if bias is None else self.bias_facts(xi, bias)
+        facts = NO_BIAS if bias is None else self.bias_facts(xi, bias)
         return params, facts
 
     # ------------------------------------------------------------------ provenance
@@ -724,9 +653,7 @@ class KernelInput:
     def __post_init__(self):
         if self.facts is None and self.params is not None:
             p = self.params
-            facts = (BiasFacts(True, max(float(np.max(np.abs(p.bias))), 1e-300),
-                               bool(np.any(p.bias < 0.0)))
-                     if p.has_bias else BiasFacts(False, 1.0, False))
+            facts = matrix_facts(p.bias) if p.has_bias else NO_BIAS
             object.__setattr__(self, "facts", facts)
 
     @property

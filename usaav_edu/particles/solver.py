@@ -6,7 +6,9 @@ for the gauge coordinates ``y0 = G(xi) x0`` and the kernel's parameters; a stepp
 coordinates does not depend on the gauge, Theorem 4.1 (ch4-thm-conjugacy) of the book); the
 frames of ``y`` are stored and mapped back to contents once, into the Trajectory.
 
-The velocity field is summed in one of two ways (``summation``), the stepper never knows which:
+The velocity field is summed in one of two ways (``summation``), chosen once per run by the run's
+:class:`~usaav_edu.particles.plan.SummationPlan`, which also gives the field, the energy and the
+estimated cost of an evaluation; the stepper never knows which:
 
 * ``"direct"``: the pair sums of :mod:`usaav_edu.dynamics.rhs`, ``n^2`` pairs per evaluation,
   exact to rounding, with the dense ``n x n`` bias;
@@ -14,7 +16,7 @@ The velocity field is summed in one of two ways (``summation``), the stepper nev
   whose relative error is bounded by ``summation_tol``; no ``n x n`` matrix is built anywhere in
   the run;
 * ``"auto"`` (the default): direct where fast summation does not apply or is estimated no
-  faster (:func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds`, a cost model measured on this
+  faster (:func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds`, a cost model measured on this
   machine), fast otherwise.
 """
 
@@ -28,50 +30,16 @@ import numpy as np
 from .. import _validate as v
 from .._version import __version__
 from ..dynamics import energy_bound as _energy_bound
-from ..dynamics import energy_gauge
-from ..dynamics.fastsum import kernel as fastsum
 from ..dynamics.integrate import steppers as integrators
-from ..dynamics.unrotated import UnrotatedValuesField
+from ..dynamics.parts import NO_BIAS
 from ..errors import IntegrationError, StepTooLargeError, WorkEstimateError
-from ..models.model import BiasFacts, require_model
+from ..models.model import require_model
 from ..progress import Progress
+from .plan import SUMMATIONS as SUMMATIONS  # the values of summation, read here as before
+from .plan import SummationPlan, summation_args, summation_plan
 from .trajectory import Status, Trajectory
 
 METHODS = tuple(integrators.METHODS)
-SUMMATIONS = ("auto", "direct", "fast")
-"""The values of ``summation`` (see the module docstring)."""
-
-
-def _field(kernel):
-    """The velocity field of a run: the Numba kernel on ``y``, or the unrotated variant on ``x``."""
-    if kernel.model.rotate_values:
-        return integrators.GaugeField(kernel.params)
-    return UnrotatedValuesField(kernel)
-
-
-class _FastField:
-    """A :class:`usaav_edu.dynamics.fastsum.kernel.FastKernel` as a stepper's field.
-
-    The steppers call ``field(yt, out)`` and read ``field.mobile`` and ``field.has_frozen``
-    (the contract of :class:`usaav_edu.dynamics.integrate.steppers.GaugeField`) to retract only the
-    tokens that move.
-    """
-
-    def __init__(self, fast, mobile):
-        self.fast = fast
-        self.has_frozen = mobile is not None and not bool(np.all(mobile))
-        self.mobile = (np.ascontiguousarray(mobile, dtype=np.bool_) if self.has_frozen
-                       else np.ones(1, dtype=np.bool_))
-
-    def __call__(self, yt, out):
-        return self.fast(yt, out)
-
-
-def _energy_of(kernel, state):
-    """E_h of the integrator's state (``y``, or ``x`` for the unrotated variant), ``(d, n)``."""
-    if not kernel.model.rotate_values:
-        state = np.ascontiguousarray(kernel.to_gauge(state.T).T)
-    return float(energy_gauge(state, kernel.params))
 
 
 def energy(model, x, xi=None, *, summation="auto", summation_tol=None, tol=None):
@@ -112,64 +80,10 @@ def energy(model, x, xi=None, *, summation="auto", summation_tol=None, tol=None)
     """
     model = require_model(model)
     summation_tol = _summation_tol(summation_tol, tol, "energy")
-    summation, tol, reason = _summation_args(model, summation, summation_tol)
+    summation, tol, reason = summation_args(model, summation, summation_tol)
     kernel = model.kernel(x, xi, dense_bias=reason is not None)
-    fast = _fast_kernel(kernel, summation, reason, tol)
-    if fast is None:
-        kernel = kernel.with_dense_bias()
-        return float(energy_gauge(kernel.y0, kernel.params))
-    return float(fast.energy(kernel.y0))
-
-
-def _summation_args(model, summation, tol):
-    """``summation`` and ``tol`` checked, and why fast summation does not apply (or None).
-
-    ``summation="fast"`` for a model where it does not apply is refused here, before any
-    work, with the reason of :func:`usaav_edu.dynamics.fastsum.kernel.fast_applies`.
-    """
-    summation = v.choice("summation", summation, SUMMATIONS)
-    tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
-    if not tol < 1.0:
-        raise ValueError(f"tol must be below 1 (a relative error bound), got {tol:g}")
-    reason = fastsum.fast_applies(model)
-    if summation == "fast" and reason is not None:
-        raise ValueError(f"summation='fast' does not apply: {reason}. Use summation='direct' "
-                         f"(or 'auto', which falls back to it).")
-    return summation, tol, reason
-
-
-def _choose(model, summation, reason, n, d, tol):
-    """``"direct"`` or ``"fast"``: the summation of a run of ``n`` tokens on S^{d-1}.
-
-    ``"auto"`` takes direct summation when fast summation does not apply (``reason``) or
-    when the cost model says it is no slower:
-    ``estimated_seconds("direct") <= estimated_seconds("fast")``.
-    """
-    if summation != "auto":
-        return summation
-    if reason is not None:
-        return "direct"
-    kind = getattr(model.bias, "kind", "none")
-    direct = fastsum.estimated_seconds("direct", n, d, model.beta, tol, bias=kind)
-    fast = fastsum.estimated_seconds("fast", n, d, model.beta, tol, bias=kind)
-    return "direct" if direct <= fast else "fast"
-
-
-def _fast_kernel(kernel, summation, reason, tol):
-    """The FastKernel of the run when it sums fast (:func:`_choose`), else None.
-
-    Under ``"auto"`` a ``tol`` that the expansion cannot reach for this model (the kernel
-    refuses it) falls back to direct summation; under ``"fast"`` the refusal is raised.
-    """
-    model = kernel.model
-    if _choose(model, summation, reason, kernel.n, kernel.d, tol) == "direct":
-        return None
-    try:
-        return fastsum.fast_kernel(model, kernel.xi, kernel.d, tol, kernel.mobile)
-    except ValueError:
-        if summation == "auto":
-            return None
-        raise
+    plan = summation_plan(kernel, summation, reason, tol)
+    return plan.gauge_energy(plan.kernel.y0)
 
 
 def energy_bound(model, xi, n=None):
@@ -231,7 +145,7 @@ def _rates(model, facts):
                   float(facts.max_abs), bool(facts.negative))
 
 
-_NO_BIAS = BiasFacts(False, 1.0, False)
+_NO_BIAS = NO_BIAS
 
 
 def _max_abs_bias(p):
@@ -488,7 +402,7 @@ DEFAULT_MAX_SECONDS = 3600.0
 """The default cap on the estimated time of one :func:`~usaav_edu.simulate` call (an hour).
 
 The estimate is velocity evaluations (steps times stages, plus one energy per frame) times the
-cost of one evaluation, :func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds` (a cost model of
+cost of one evaluation, :func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds` (a cost model of
 this machine's two cores).  Every run of the book takes seconds; direct summation of 100,000
 tokens takes about 7 s per evaluation, hours per run."""
 
@@ -506,7 +420,7 @@ def _physical_memory():
 
 def _has_dense_bias(model):
     """Whether direct summation builds an ``n x n`` bias matrix for ``model``."""
-    return getattr(model.bias, "kind", None) != "none"
+    return not getattr(model.bias, "constant", False)
 
 
 def _run_bytes(n, d, n_frames, method, dense):
@@ -539,34 +453,28 @@ def _preflight_memory(model, x0, reason, n_frames, method):
                   n_frames)
 
 
-def _check_work(model, n, d, n_frames, method, steps, summation, tol, dense, max_seconds,
-                max_steps):
+def _check_work(plan, n_frames, method, steps, max_seconds):
     """Estimate the run's time and memory before it starts; refuse beyond the caps.
 
-    Seconds: ``(EVALUATIONS_PER_STEP * steps + n_frames) * T_eval`` with ``T_eval`` the cost
-    model :func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds` of the summation chosen (the
-    same rule for direct and fast summation); refused beyond ``max_seconds`` (None: no cap).
-    Memory (:func:`_run_bytes`): refused beyond the physical memory.  The messages give the
-    estimate and what to change.
+    Seconds: ``(EVALUATIONS_PER_STEP * steps + n_frames) * T_eval`` with ``T_eval`` the plan's
+    estimate of one evaluation (:attr:`usaav_edu.particles.plan.SummationPlan.seconds`, the cost
+    model :func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds` of the summation chosen,
+    the same rule for direct and fast summation); refused beyond ``max_seconds`` (None: no
+    cap).  Memory (:func:`_run_bytes`): refused beyond the physical memory.  The messages give
+    the estimate and what to change.
     """
-    dense = dense and _has_dense_bias(model) and summation == "direct"
-    _check_memory(_run_bytes(n, d, n_frames, method, dense), n, summation, n_frames)
+    n, d, summation = plan.source.n, plan.source.d, plan.summation
+    _check_memory(_run_bytes(n, d, n_frames, method, plan.dense), n, summation, n_frames)
     if max_seconds is None:
         return
-    kind = getattr(model.bias, "kind", "none")
-    bias = kind if kind in fastsum.BIASES and summation == "fast" else "none"
-    beta = 0.0 if model.linear else float(model.beta)
-    per_eval = fastsum.estimated_seconds(summation, n, d, beta, max(tol, fastsum.TOL_FLOOR),
-                                         bias=bias)
+    per_eval = plan.seconds
     evaluations = EVALUATIONS_PER_STEP[method] * steps + n_frames
     seconds = evaluations * per_eval
     if seconds <= max_seconds:
         return
     advice = ["a smaller t_max", "fewer tokens"]
-    if summation == "direct" and fastsum.fast_applies(model) is None:
-        fast = fastsum.estimated_seconds("fast", n, d, beta, max(tol, fastsum.TOL_FLOOR), bias=kind
-                                         if kind in fastsum.BIASES else "none")
-        advice.insert(0, f"summation='fast' (about {evaluations * fast:.2g} s here)")
+    if summation == "direct" and plan.fast_seconds is not None:
+        advice.insert(0, f"summation='fast' (about {evaluations * plan.fast_seconds:.2g} s here)")
     if method == "rk4":
         advice.append("method='dopri5' or a larger dt within the stability bound")
     advice.append("a larger max_seconds (max_seconds=None: no cap)")
@@ -715,7 +623,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         the built-in biases and profiles with values rotated by the gauge
         (:func:`usaav_edu.dynamics.fastsum.kernel.fast_applies`); elsewhere it is refused with the
         reason.  ``"auto"`` (default): direct where fast does not apply or is estimated no
-        faster (:func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds`), fast otherwise; so
+        faster (:func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds`), fast otherwise; so
         small runs sum directly, exactly as before.
     summation_tol : float or None
         The relative error bound of fast summation, in ``(0, 1)`` (None: 1e-10); checked
@@ -727,7 +635,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         The longest the run may be estimated to take (default ``DEFAULT_MAX_SECONDS`` = 3600;
         None: no cap).  The estimate, on every path: velocity evaluations (steps times 4 for
         RK4, 7 for dopri5, plus one per frame) times the cost of one evaluation by the
-        summation chosen (:func:`usaav_edu.dynamics.fastsum.kernel.estimated_seconds`).  The memory
+        summation chosen (:func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds`).  The memory
         (frames ``8 n_frames n d`` bytes, plus ``8 n^2`` for a dense bias with direct
         summation) is estimated too and refused beyond the machine's physical memory, before
         the bias matrix is built.  Each refusal is a ValueError with the estimate and what to
@@ -780,7 +688,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     """
     model = require_model(model)
     summation_tol = _summation_tol(summation_tol, tol, "simulate")
-    summation, tol, reason = _summation_args(model, summation, summation_tol)
+    summation, tol, reason = summation_args(model, summation, summation_tol)
     s = _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps, max_seconds,
                   on_failure)
     _preflight_memory(model, x0, reason, s.n_frames, s.method)
@@ -901,8 +809,7 @@ class _Plan(NamedTuple):
     """How a run sums its velocity and energies, and how far its checks must allow for that."""
 
     kernel: object
-    fast: object
-    summation: str
+    summation: SummationPlan
     field: object
     energy_of: object
     slack: float
@@ -910,28 +817,15 @@ class _Plan(NamedTuple):
 
 
 def _plan(kernel, p, s, budget, summation, reason, tol):
-    """The summation of the run (:func:`_fast_kernel`), its field and energy, after the work check.
+    """The summation of the run, chosen once (:func:`usaav_edu.particles.plan.summation_plan`).
 
     The time and memory are estimated (:func:`_check_work`) once the summation is known and
-    before a dense bias is built.
+    before a dense bias is built (the plan builds it when its kernel is first asked for).
     """
-    model = kernel.model
-    fast = _fast_kernel(kernel, summation, reason, tol)
-    summation = "direct" if fast is None else "fast"
-    _check_work(model, kernel.n, kernel.d, s.n_frames, s.method, budget.steps, summation, tol,
-                kernel.dense_bias or fast is None, s.max_seconds, s.max_steps)
-    if fast is None:
-        kernel = kernel.with_dense_bias()
-        field = _field(kernel)
-        energy_of = lambda state: _energy_of(kernel, state)
-        slack = 0.0
-    else:
-        field = _FastField(fast, kernel.mobile)
-        energy_of = lambda state: float(fast.energy(state))
-        # each frame's energy is off by at most energy_bound times the energy scale
-        slack = 2.0 * max(float(fast.energy_bound), fastsum.TOL_FLOOR)
-    speed_slack = 0.0 if fast is None else _speed_slack(p, max(float(fast.bound), fastsum.TOL_FLOOR))
-    return _Plan(kernel, fast, summation, field, energy_of, slack, speed_slack)
+    plan = summation_plan(kernel, summation, reason, tol)
+    _check_work(plan, s.n_frames, s.method, budget.steps, s.max_seconds)
+    speed_slack = 0.0 if not plan.is_fast else _speed_slack(p, plan.error_bound)
+    return _Plan(plan.kernel, plan, plan.field, plan.energy, plan.energy_slack, speed_slack)
 
 
 class _Run(NamedTuple):
@@ -1018,7 +912,7 @@ def _result(kernel, s, times, plan, run):
     Back from gauge coordinates once, a frame at a time in place (no second ``(F, n, d)``
     array: 240 MB at 100,000 tokens and 101 frames); the first frame is exactly the input.
     """
-    frames, fast = run.frames, plan.fast
+    frames = run.frames
     if kernel.model.rotate_values:
         for f in range(1, len(frames)):
             frames[f] = kernel.contents(frames[f])
@@ -1029,9 +923,8 @@ def _result(kernel, s, times, plan, run):
                       rtol=s.rtol if adaptive else None, atol=s.atol if adaptive else None,
                       frozen=kernel.frozen, seed=s.seed, n_rhs=run.n_rhs,
                       steps_accepted=run.accepted, steps_rejected=run.rejected,
-                      version=__version__, summation=plan.summation,
-                      degree=None if fast is None else int(fast.degree),
-                      error_bound=None if fast is None else max(float(fast.bound), fastsum.TOL_FLOOR),
+                      version=__version__, summation=plan.summation.summation,
+                      degree=plan.summation.degree, error_bound=plan.summation.error_bound,
                       status=run.status, message=run.message)
 
 

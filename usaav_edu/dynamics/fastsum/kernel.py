@@ -28,7 +28,8 @@ costs ``O(n p)`` once the moments ``M`` can be formed without the ``n x n`` bias
   (ties have the factor 1); only decays ``exp(-lam d) <= 1`` are formed, never
   ``exp(+lam xi)``.
 
-Any other bias (a user-defined matrix) has no such structure: :func:`fast_applies` says so.
+A bias gives its structure by ``separable()`` (:class:`usaav_edu.dynamics.parts.SeparableBias`);
+any other bias (a user-defined matrix) has no such structure: :func:`fast_applies` says so.
 
 The error norm.  The projected velocity vanishes at equilibria, so an error relative to each
 ``|v_i|`` means nothing there; the scale of the field is the row mass ::
@@ -67,12 +68,12 @@ before the result does.  For d = 3, beta = 1, tol = 1e-10: ``L = 10``, ``p = 121
 
 How the sums are computed:
 
-* Chunks.  Tokens are taken ``CH`` at a time (:func:`chunk_size`: 256 or 128, chosen by
+* Chunks.  Tokens are taken ``CH`` at a time (:func:`.compiled.chunk_size`: 256 or 128, chosen by
   measurement).  The chunk's coordinates are copied into a contiguous buffer, its features
   computed row by row (each row a loop over the tokens of the chunk), then the moments (one
-  dot product over the chunk per feature and value row, :func:`moment_rows`) or the sums (four
-  features at a time added into each output row, :func:`evaluate_quad`).  Per thread the
-  memory is ``O(p CH)``: no ``n x p`` matrix is formed (at n = 1e5, d = 3, a process
+  dot product over the chunk per feature and value row, :func:`.compiled.moment_rows`) or the
+  sums (four features at a time added into each output row, :func:`.compiled.evaluate_quad`).
+  Per thread the memory is ``O(p CH)``: no ``n x p`` matrix is formed (at n = 1e5, d = 3, a process
   evaluating all three biases peaks at 190 MB).
 * Two passes.  The features are computed twice, once for the moments and once for the sums;
   keeping them (``8 n p`` bytes, 97 MB at n = 1e5) would cost as much memory traffic as the
@@ -85,11 +86,11 @@ How the sums are computed:
   (``tests/test_fastsum.py`` checks this in a fresh process, as ``tests/test_kernel.py`` does
   for the direct kernel).
 * One compiled task.  Moments, sums and the two distance-bias scans are the four modes of one
-  compiled function (:func:`block_task`), so the feature maps are compiled into one caller
-  only: a first compilation takes about a third of the time that separate serial and parallel
+  compiled function (:func:`.compiled.block_task`), so the feature maps are compiled into one
+  caller only: a first compilation takes about a third of the time that separate serial and parallel
   drivers took.
-* Threads.  The tasks run on Python worker threads (:func:`task_pool`, Numba's thread count,
-  the caller running one task itself); the compiled task releases the GIL.  Idle workers wait
+* Threads.  The tasks run on Python worker threads (:func:`.compiled.task_pool`, Numba's thread
+  count, the caller running one task itself); the compiled task releases the GIL.  Idle workers wait
   on a lock and use no CPU (the concern that ``OMP_WAIT_POLICY=passive`` addresses for the
   direct kernel).  No bias and the cosine bias: one block of tokens per thread for the moments
   (summed afterwards), then one per thread for the sums.  Below ``PARALLEL_MIN_FAST`` tokens
@@ -103,16 +104,26 @@ How the sums are computed:
 """
 
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
-from numba import njit
 
 from ... import _validate as v
-from ...models.biases import CosineBias, DistanceBias, NoBias
+from ..parts import is_separable
 from . import expansions as ex
+from .compiled import (
+    BACKWARD,
+    FORWARD,
+    MOMENTS,
+    PARALLEL_MIN_FAST,
+    SUMS,
+    TaskParams,
+    chunk_size,
+    finish_velocity,
+    gather_sorted,
+    run_tasks,
+    scatter_sum,
+)
 
 BIASES = ("none", "cosine", "distance")
 
@@ -256,27 +267,15 @@ class FastKernel:
         return float(np.max(s) / np.mean(s))
 
     def _plan(self):
-        b = abs(self.beta)
         if self.linear:
             self.degree, self.bound, self.energy_bound = 0, 0.0, 0.0
             self.coef = np.ones(1)
             self.rank = 1
             return
         psd = self.bias in ("none", "distance") and self.beta >= 0.0
-        scale = math.exp(b)
-        if self.sa:
-            def factor(ts):
-                den = math.exp(-2.0 * b) - ts
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    return np.where(den > 0.0, 2.0 * ts / np.where(den > 0, den, 1.0), np.inf)
-        else:
-            mass = min(self._row_sum_ratio(), scale) if psd else scale
-            def factor(ts):
-                return ts * scale * mass
-        self.degree, self.bound = ex.select_degree(self.basis, self.d, self.beta, self.tol,
-                                                   factor)
-        tau_scaled = float(ex.tail_bounds(self.basis, self.beta, self.degree + 1)[self.degree])
-        self.energy_bound = tau_scaled * scale * (1.0 if psd else scale)
+        ratio = self._row_sum_ratio() if psd and not self.sa else 1.0
+        self.degree, self.bound, self.energy_bound = degree_plan(
+            self.basis, self.d, self.beta, self.tol, self.sa, psd, ratio)
         self.coef = ex.coefficients(self.basis, self.d, self.beta, self.degree)
         self.rank = self.coef.shape[0]
 
@@ -341,13 +340,14 @@ class FastKernel:
         if n == 0:
             return res
         p = self.rank
-        args = (self.code, self.degree, self.tree, self.coef, self.ch, self.dec)
+        tp = TaskParams(self.ws, nq, self.code, self.degree, self.tree, self.coef, self.ch,
+                        self.dec)
         if self.bias == "distance":
             ys = np.empty_like(yt)
             gather_sorted(yt, self.order, ys)
             both = np.empty((2, nq, n))
-            run_tasks((FORWARD, BACKWARD), ((0, n, 0), (0, n, 1)), ys, self.ws,
-                      nq, *args, np.zeros((2, p, nq)), np.zeros((p, nq)), both)
+            run_tasks((FORWARD, BACKWARD), ((0, n, 0), (0, n, 1)), ys, tp,
+                      np.zeros((2, p, nq)), np.zeros((p, nq)), both)
             scatter_sum(both[0], both[1], self.order, res)
             return res
         nb = max(1, numba.get_num_threads()) if n >= PARALLEL_MIN_FAST else 1
@@ -356,9 +356,9 @@ class FastKernel:
         moms = np.zeros((nb, p, width))
         cm = np.zeros((p, width))
         out = res[None]
-        run_tasks((MOMENTS,) * nb, bounds, yt, self.ws, nq, *args, moms, cm, out)
+        run_tasks((MOMENTS,) * nb, bounds, yt, tp, moms, cm, out)
         np.multiply(moms.sum(axis=0), self.coef[:, None], out=cm)
-        run_tasks((SUMS,) * nb, bounds, yt, self.ws, nq, *args, moms, cm, out)
+        run_tasks((SUMS,) * nb, bounds, yt, tp, moms, cm, out)
         return res
 
     def sums_reference(self, yt, need_z=True):
@@ -477,6 +477,57 @@ class FastKernel:
         return e
 
 
+def degree_plan(basis, d, beta, tol, sa, psd, ratio=1.0):
+    """``(L, bound, energy_bound)``: the smallest degree whose velocity bound is at most ``tol``.
+
+    The velocity bound of a truncation bound ``tau`` (module docstring): ``2 tau / (e^{-|beta|}
+    - tau)`` for SA; ``tau e^{|beta|} min(rho, e^{|beta|})`` for USA with a positive
+    semi-definite bias (``psd``, ``rho`` the row-sum ratio ``ratio``), else
+    ``tau e^{2 |beta|}`` (``tau`` is scaled by ``e^{-|beta|}``, :mod:`.expansions`).
+
+    Parameters
+    ----------
+    basis : str
+        The expansion (:func:`.expansions.basis_for`), not ``"linear"``.
+    d : int
+        The dimension.
+    beta : float
+        The inverse temperature.
+    tol : float
+        The velocity tolerance.
+    sa : bool
+        SA normalization.
+    psd : bool
+        ``b >= 0`` positive semi-definite and ``beta >= 0``.
+    ratio : float
+        ``rho = max_i S_i / mean_i S_i`` (read for USA with ``psd`` only).
+
+    Returns
+    -------
+    tuple
+        ``(degree, bound, energy_bound)``.
+
+    Raises
+    ------
+    ValueError
+        If ``tol`` is out of reach (:func:`.expansions.select_degree`).
+    """
+    b = abs(beta)
+    scale = math.exp(b)
+    if sa:
+        def factor(ts):
+            den = math.exp(-2.0 * b) - ts
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.where(den > 0.0, 2.0 * ts / np.where(den > 0, den, 1.0), np.inf)
+    else:
+        mass = min(ratio, scale) if psd else scale
+        def factor(ts):
+            return ts * scale * mass
+    degree, bound = ex.select_degree(basis, d, beta, tol, factor)
+    tau_scaled = float(ex.tail_bounds(basis, beta, degree + 1)[degree])
+    return degree, bound, tau_scaled * scale * (1.0 if psd else scale)
+
+
 def distance_row_sums(xi, lam):
     """``S_i = sum_j exp(-lam |xi_i - xi_j|)`` in time ``O(n log n)`` (two recursions).
 
@@ -515,9 +566,10 @@ def distance_row_sums(xi, lam):
 def fast_applies(model):
     """Why fast summation does not apply to ``model``, or None if it does.
 
-    It applies to every built-in bias (none, cosine, distance), both profiles, USA and SA, and
-    every gauge (the sums are in gauge coordinates), for the models that transport the values
-    with the gauge.
+    It applies to every bias that gives a separable form fast summation knows (its
+    ``separable()``: none, cosine, distance; every built-in bias), both profiles, USA and SA,
+    and every gauge (the sums are in gauge coordinates), for the models that transport the
+    values with the gauge.
 
     Parameters
     ----------
@@ -532,7 +584,8 @@ def fast_applies(model):
     if not getattr(model, "rotate_values", True):
         return (f"model {model.name!r} rotates queries and keys but not values: it is evaluated "
                 f"in content coordinates with dense matrices, not as a sum in gauge coordinates")
-    if not isinstance(model.bias, (NoBias, CosineBias, DistanceBias)):
+    structure = model.bias.separable() if is_separable(model.bias) else None
+    if structure is None or structure[0] not in BIASES:
         return (f"model {model.name!r} has a user-defined bias {model.bias!r}: a dense bias "
                 f"matrix has no separable structure")
     if not model.linear and model.beta > 700.0:
@@ -569,750 +622,32 @@ def fast_kernel(model, xi, d, tol, mobile=None):
     reason = fast_applies(model)
     if reason is not None:
         raise ValueError(f"summation='fast' does not apply: {reason}; use summation=\"direct\"")
-    bias = model.bias
-    kw = {}
-    if isinstance(bias, CosineBias):
-        kw["omega"] = bias.omega
-    elif isinstance(bias, DistanceBias):
-        kw["lam"] = bias.lam
-    return FastKernel(d, model.beta, model.linear, model.normalization == "sa", tol=tol,
-                      bias=bias.kind, xi=None if bias.kind == "none" else xi, mobile=mobile,
-                      **kw)
+    return build_fast_kernel(model, xi, d, tol, mobile)
 
 
-# The cost model of estimated_seconds (its docstring says where the constants come from).
-DIRECT_RATE_D3 = 1.5e9
-"""Pair interactions (``n^2`` per evaluation) per second of the direct kernel, d = 3, 2 cores."""
-DIRECT_T0 = 2e-5
-FAST_T0 = 1e-4
-FAST_UNIT = 3.3e-10
-"""Seconds per token, feature and value row (``n p (d + 2)``) of the fast kernel, 2 cores."""
-BIAS_COST = {"none": 1.0, "cosine": 1.6, "distance": 2.4}
+def build_fast_kernel(model, xi, d, tol, mobile=None):
+    """The :class:`FastKernel` of a model where fast summation applies (not checked again).
 
-
-def estimated_seconds(kind, n, d, beta, tol, bias="none"):
-    """The estimated time of one velocity evaluation, direct or fast (a cost model).
-
-    ::
-
-        direct:  T0 + n^2 / R(d),
-                 R(d) = 1.5e9 * 4.2 / (d + 1.2) pairs per second
-        fast:    T0' + s n p (d + 2) c k(bias),    c = 3.3e-10 s,
-                 k = 1 (none), 1.6 (cosine), 2.4 (distance),
-                 s = 2 below PARALLEL_MIN_FAST
-
-    with ``p`` the rank :class:`FastKernel` chooses for ``beta`` and ``tol`` (USA; ``inf`` when
-    ``tol`` is out of reach), ``T0 = 2e-5`` s and ``T0' = 1e-4`` s (the fixed costs of a call),
-    ``s = 2`` where the fast sums run on one thread.  The constants were measured on
-    2026-12-01 on the project's 2-core Intel Xeon (KVM guest) by
-    ``benchmarks/fast_summation.py`` and a calibration over d = 2 .. 6 and the three biases:
-    ``R(3)`` is the direct kernel's throughput there at large n (1.2e9 to 1.8e9 pair
-    interactions per second), and the dependence on d the measured ratios (d = 2: 1.3, d = 4:
-    0.85, d = 6: 0.63 of d = 3); ``c`` and ``k`` the fast kernel's time per token, feature and
-    value row at n = 1e5 (the machine was shared, so the figures are from the best of several
-    runs and CPU time; they are estimates to choose between the two summations, not promises).
+    :func:`fast_kernel` without the question :func:`fast_applies` (asked once per run by the
+    caller): the bias's ``separable()`` gives its kind and parameters.
 
     Parameters
     ----------
-    kind : {"direct", "fast"}
-        The summation.
-    n : int
-        Number of tokens, ``>= 0``.
-    d : int
-        The dimension, ``>= 2``.
-    beta : float
-        The inverse temperature (0: linear profile).
-    tol : float
-        The velocity tolerance.
-    bias : {"none", "cosine", "distance"}
-        The bias.
-
-    Returns
-    -------
-    float
-        Seconds.
-
-    Raises
-    ------
-    TypeError, ValueError
-        Naming a bad argument.
-    """
-    v.choice("kind", kind, ("direct", "fast"))
-    n = v.integer("n", n, minimum=0)
-    d = v.integer("d", d, minimum=2)
-    beta = v.real_scalar("beta", beta)
-    tol = v.real_scalar("tol", tol, minimum=0.0, strict=True)
-    v.choice("bias", bias, BIASES)
-    if kind == "direct":
-        return DIRECT_T0 + n * n / (DIRECT_RATE_D3 * 4.2 / (d + 1.2))
-    p = _rank_for(d, beta, tol, bias)
-    serial = 2.0 if n < PARALLEL_MIN_FAST else 1.0
-    return FAST_T0 + serial * n * p * (d + 2) * FAST_UNIT * BIAS_COST[bias]
-
-
-_RANKS = {}
-
-
-def _rank_for(d, beta, tol, bias):
-    key = (d, beta, tol, bias)
-    if key not in _RANKS:
-        try:
-            xi = None if bias == "none" else np.zeros(1)
-            kw = {"omega": 1.0} if bias == "cosine" else {"lam": 0.0} if bias == "distance" else {}
-            _RANKS[key] = FastKernel(d, beta, beta == 0.0, False, tol=tol, bias=bias, xi=xi,
-                                     **kw).rank
-        except ValueError:
-            _RANKS[key] = math.inf
-    return _RANKS[key]
-
-
-def crossover_n(d, beta, tol, bias="none"):
-    """The smallest ``n`` where fast summation is estimated faster than direct summation.
-
-    Parameters
-    ----------
+    model : Model
+        A model for which :func:`fast_applies` is None.
+    xi : ndarray
+        ``(n,)`` checked labels.
     d : int
         The dimension.
-    beta : float
-        The inverse temperature.
     tol : float
         The velocity tolerance.
-    bias : {"none", "cosine", "distance"}
-        The bias.
+    mobile : ndarray of bool or None
+        ``(n,)`` the tokens that move.
 
     Returns
     -------
-    int
-        ``n`` with ``estimated_seconds("fast", n) < estimated_seconds("direct", n)`` and not so
-        for ``n - 1`` (the costs cross once); ``2**62`` if never below that.
+    FastKernel
     """
-    def faster(n):
-        return estimated_seconds("fast", n, d, beta, tol, bias) < \
-            estimated_seconds("direct", n, d, beta, tol, bias)
-
-    hi = 1
-    while not faster(hi):
-        hi *= 2
-        if hi > 2 ** 62:
-            return 2 ** 62
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if faster(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-# ---------------------------------------------------------------------- compiled sums
-# Tokens are processed in chunks of ``CH`` columns: the chunk's coordinates are copied into a
-# contiguous buffer, its features computed into a ``(p, CH)`` buffer (:mod:`.expansions`), and
-# the moments and the evaluation are loops over the tokens of the chunk (vectorized).  Memory:
-# per thread ``O(p CH)``, never an ``n x p`` matrix.
-CHUNK_BYTES = 1 << 25
-"""The largest feature buffer of one thread (32 MB, reached only by large monomial maps)."""
-PARALLEL_MIN_FAST = 2048
-"""Below this many tokens the sums run on one thread."""
-
-
-def chunk_size(p):
-    """Tokens per chunk: 256 for up to 256 features, else 128, fewer where ``8 p CH`` would
-    exceed ``CHUNK_BYTES`` (at least 16).
-
-    Measured (CPU time of one evaluation, n = 1e5): d = 3, p = 121: 42, 38, 37, 37 ms for
-    64, 128, 256, 512 tokens; d = 4, p = 1001: 420, 303, 204, 177, 199 ms for 16, 32, 64, 128,
-    256 tokens.  Longer loops over the tokens outweigh a buffer beyond the L2 cache.
-
-    Parameters
-    ----------
-    p : int
-        Number of features.
-
-    Returns
-    -------
-    int
-    """
-    ch = 256 if p <= 256 else 128
-    while ch > 16 and p * ch * 8 > CHUNK_BYTES:
-        ch //= 2
-    return ch
-
-
-@njit(cache=True, fastmath=ex.FLAGS)
-def load_chunk(yt, j0, m, ybuf):
-    """Copy the columns ``j0 .. j0 + m - 1`` of ``yt`` into ``ybuf[:, :m]`` (contiguous rows).
-
-    Parameters
-    ----------
-    yt : ndarray
-        ``(d, n)``.
-    j0, m : int
-        First column and count.
-    ybuf : ndarray
-        ``(d, >= m)``, overwritten.
-
-    Returns
-    -------
-    None
-    """
-    for k in range(yt.shape[0]):
-        src = yt[k, j0:j0 + m]
-        dst = ybuf[k, :m]
-        for j in range(m):
-            dst[j] = src[j]
-
-
-@njit(cache=True, fastmath=ex.FLAGS)
-def moment_rows(f, p, g, nq, m, mom):
-    """Add a chunk's moments: ``mom[a, q] += sum_j f[a, j] g[q, j]`` (``j < m``).
-
-    One dot product per entry, over the tokens of the chunk (rows in the L1 cache).  Fusing the
-    value rows into one loop (several accumulators) measured slower.
-
-    Parameters
-    ----------
-    f : ndarray
-        ``(>= p, >= m)`` features.
-    p : int
-        Number of features.
-    g : ndarray
-        ``(>= nq, >= m)`` the weighted values ``[w y, w]`` of the tokens.
-    nq : int
-        Number of value rows.
-    m : int
-        Tokens in the chunk.
-    mom : ndarray
-        ``(p, nq)``, updated.
-
-    Returns
-    -------
-    None
-    """
-    for a in range(p):
-        fa = f[a, :m]
-        for q in range(nq):
-            gq = g[q, :m]
-            s = 0.0
-            for j in range(m):
-                s += fa[j] * gq[j]
-            mom[a, q] += s
-
-
-@njit(cache=True, fastmath=ex.FLAGS)
-def evaluate_rows(f, p, cm, nq, m, r):
-    """A chunk's sums: ``r[q, j] = sum_a cm[a, q] f[a, j]`` (``j < m``).
-
-    Four features at a time into up to four value rows per loop over the tokens, so that each
-    output row is loaded and stored once per four features.
-
-    Parameters
-    ----------
-    f : ndarray
-        ``(>= p, >= m)`` features.
-    p : int
-        Number of features.
-    cm : ndarray
-        ``(p, nq)`` the coefficients times the moments.
-    nq : int
-        Number of value rows.
-    m : int
-        Tokens in the chunk.
-    r : ndarray
-        ``(>= nq, >= m)``, overwritten in columns ``0 .. m-1``.
-
-    Returns
-    -------
-    None
-    """
-    for q in range(nq):
-        rq = r[q, :m]
-        for j in range(m):
-            rq[j] = 0.0
-    c = np.zeros((4, 4))
-    for q0 in range(0, nq, 4):
-        nr = min(4, nq - q0)
-        for a0 in range(0, p, 4):
-            na = min(4, p - a0)
-            for u in range(4):
-                for w in range(4):
-                    c[u, w] = cm[a0 + u, q0 + w] if (u < na and w < nr) else 0.0
-            evaluate_quad(f[a0, :m], f[a0 + min(1, na - 1), :m], f[a0 + min(2, na - 1), :m],
-                          f[a0 + min(3, na - 1), :m], c, r, q0, nr, m)
-
-
-@njit(cache=True, fastmath=ex.FLAGS)
-def evaluate_quad(f0, f1, f2, f3, c, r, q0, nr, m):
-    """``r[q0 + w, j] += sum_u c[u, w] f_u[j]`` for ``w < nr`` (four feature rows).
-
-    Parameters
-    ----------
-    f0, f1, f2, f3 : ndarray
-        ``(m,)`` feature rows (a repeated row has zero coefficients).
-    c : ndarray
-        ``(4, 4)`` coefficients (zero where unused).
-    r : ndarray
-        Output rows, updated.
-    q0, nr : int
-        First output row and count (``<= 4``).
-    m : int
-        Tokens.
-
-    Returns
-    -------
-    None
-    """
-    for w in range(nr):
-        rw = r[q0 + w, :m]
-        c0 = c[0, w]
-        c1 = c[1, w]
-        c2 = c[2, w]
-        c3 = c[3, w]
-        for j in range(m):
-            rw[j] += c0 * f0[j] + c1 * f1[j] + c2 * f2[j] + c3 * f3[j]
-
-
-@njit(cache=True, fastmath=ex.FLAGS)
-def value_rows(ybuf, m, w, weighted, j0, nq, g):
-    """The value rows of a chunk for one weight set: ``g = [w y_1, ..., w y_d, (w)]``.
-
-    Parameters
-    ----------
-    ybuf : ndarray
-        ``(d, >= m)`` the chunk's coordinates.
-    m : int
-        Tokens in the chunk.
-    w : ndarray
-        ``(n,)`` weights (read at ``j0 + j``) if ``weighted``.
-    weighted : bool
-        False: ``w = 1``.
-    j0 : int
-        The chunk's first token.
-    nq : int
-        ``d`` or ``d + 1`` (with the row of weights).
-    g : ndarray
-        ``(>= nq, >= m)`` rows, overwritten.
-
-    Returns
-    -------
-    None
-    """
-    d = ybuf.shape[0]
-    for k in range(nq):
-        gk = g[k, :m]
-        if k < d:
-            yk = ybuf[k, :m]
-            if weighted:
-                wk = w[j0:j0 + m]
-                for j in range(m):
-                    gk[j] = wk[j] * yk[j]
-            else:
-                for j in range(m):
-                    gk[j] = yk[j]
-        elif weighted:
-            wk = w[j0:j0 + m]
-            for j in range(m):
-                gk[j] = wk[j]
-        else:
-            for j in range(m):
-                gk[j] = 1.0
-
-
-@njit(cache=True, fastmath=ex.FLAGS)
-def transpose_rows(f, p, m, ft):
-    """``ft[j, a] = f[a, j]`` for ``a < p``, ``j < m``.
-
-    Parameters
-    ----------
-    f : ndarray
-        ``(>= p, >= m)``.
-    p, m : int
-        Sizes.
-    ft : ndarray
-        ``(>= m, >= p)``, overwritten.
-
-    Returns
-    -------
-    None
-    """
-    for a in range(p):
-        fa = f[a]
-        for j in range(m):
-            ft[j, a] = fa[j]
-
-
-@njit(cache=True, fastmath=ex.FLAGS)
-def scan_forward_token(state, fk, coef, dec, gk, nq, out):
-    """One token of the forward recursion: ``S <- dec S + f_k g_k``, then the token's sums.
-
-    ``out[q] = sum_a c_a f_a S[q, a]`` with the updated state.
-
-    Parameters
-    ----------
-    state : ndarray
-        ``(nq, p)`` the state ``S`` (row ``q``: value ``q`` of the moments), updated.
-    fk : ndarray
-        ``(p,)`` the token's features.
-    coef : ndarray
-        ``(p,)`` coefficients.
-    dec : float
-        ``exp(-lam (xi_k - xi_{k-1}))`` (0 for the first token).
-    gk : ndarray
-        ``(nq,)`` the token's values ``[y_k, 1]``.
-    nq : int
-        Value rows.
-    out : ndarray
-        ``(nq,)``, overwritten.
-
-    Returns
-    -------
-    None
-    """
-    p = fk.shape[0]
-    for q in range(nq):
-        sq = state[q]
-        g = gk[q]
-        s = 0.0
-        for a in range(p):
-            x = dec * sq[a] + fk[a] * g
-            sq[a] = x
-            s += coef[a] * fk[a] * x
-        out[q] = s
-
-
-@njit(cache=True, fastmath=ex.FLAGS)
-def scan_backward_token(state, fk, coef, dec, gk, nq, out):
-    """One token of the backward recursion: the token's sums, then ``S <- dec (S + f_k g_k)``.
-
-    ``out[q] = sum_a c_a f_a S[q, a]`` with the state before the update.
-
-    Parameters
-    ----------
-    state : ndarray
-        ``(nq, p)`` the state (the tokens after this one), updated.
-    fk : ndarray
-        ``(p,)`` the token's features.
-    coef : ndarray
-        ``(p,)`` coefficients.
-    dec : float
-        ``exp(-lam (xi_k - xi_{k-1}))``.
-    gk : ndarray
-        ``(nq,)`` the token's values.
-    nq : int
-        Value rows.
-    out : ndarray
-        ``(nq,)``, overwritten.
-
-    Returns
-    -------
-    None
-    """
-    p = fk.shape[0]
-    for q in range(nq):
-        sq = state[q]
-        g = gk[q]
-        s = 0.0
-        for a in range(p):
-            s += coef[a] * fk[a] * sq[a]
-            sq[a] = dec * (sq[a] + fk[a] * g)
-        out[q] = s
-
-
-MOMENTS, SUMS, FORWARD, BACKWARD = 0, 1, 2, 3
-"""The tasks of :func:`block_task`."""
-
-
-@njit(cache=True, nogil=True, fastmath=ex.FLAGS)
-def block_task(mode, yt, j0, j1, ws, nq, code, degree, tree, coef, ch, dec, mom, cm, res):
-    """One task over the tokens ``j0 .. j1 - 1``, chunk by chunk (features computed once each).
-
-    With ``f_a`` the features, ``w_s`` the weight sets (``ws`` with no rows: one set ``w = 1``)
-    and ``g_s = [w_s y, w_s]`` (``nq = d`` or ``d + 1`` rows)::
-
-        MOMENTS   mom[a, s nq + q] += sum_j f_a(y_j) g_s[q, j]
-        SUMS      res[q, j] = sum_s w_s[j] sum_a cm[a, s nq + q] f_a(y_j)
-        FORWARD   res[q, k] = sum_a c_a f_a(y_k) S_k[a, q],
-                  S_k = dec[k] S_{k-1} + f(y_k) g_k
-        BACKWARD  res[q, k] = sum_a c_a f_a(y_k) T_k[a, q],
-                  T_{k-1} = dec[k] (T_k + f(y_k) g_k)
-
-    (the scans over tokens sorted by position, ``T_{n-1} = 0``).  One function for the four
-    tasks, so that the feature maps are compiled into one caller only.
-
-    Parameters
-    ----------
-    mode : int
-        :data:`MOMENTS`, :data:`SUMS`, :data:`FORWARD` or :data:`BACKWARD`.
-    yt : ndarray
-        ``(d, n)`` coordinates (sorted by position for the scans).
-    j0, j1 : int
-        The tokens of the task (all of them for a scan).
-    ws : ndarray
-        ``(S, n)`` weight sets, ``S = 0`` for none.
-    nq : int
-        Value rows per set.
-    code, degree : int
-        The feature map.
-    tree : tuple
-        ``(parent, var, factor)`` of the Taylor map.
-    coef : ndarray
-        ``(p,)`` scaled coefficients.
-    ch : int
-        Tokens per chunk.
-    dec : ndarray
-        ``(n,)`` decays of the scans (any array otherwise).
-    mom : ndarray
-        ``(p, max(S, 1) nq)`` moments, updated by MOMENTS.
-    cm : ndarray
-        ``(p, max(S, 1) nq)`` coefficients times moments, read by SUMS.
-    res : ndarray
-        ``(nq, n)`` output of SUMS and the scans (its columns ``j0 .. j1 - 1``).
-
-    Returns
-    -------
-    None
-    """
-    d = yt.shape[0]
-    p = coef.shape[0]
-    weighted = ws.shape[0] > 0
-    nsets = ws.shape[0] if weighted else 1
-    ybuf = np.empty((d, ch))
-    f = np.empty((p, ch))
-    scratch = np.empty((7, ch))
-    g = np.empty((nq, ch))
-    r = np.empty((nsets * nq, ch))
-    part = np.empty((p, nq))
-    scan = mode == FORWARD or mode == BACKWARD
-    if scan:
-        ft = np.empty((ch, p))
-        state = np.zeros((nq, p))
-    else:
-        ft = np.empty((1, 1))
-        state = np.empty((1, 1))
-    gk = np.ones(nq)
-    out = np.empty(nq)
-    unit = np.ones(1)
-    nchunks = (j1 - j0 + ch - 1) // ch
-    for cc in range(nchunks):
-        c = nchunks - 1 - cc if mode == BACKWARD else cc
-        c0 = j0 + c * ch
-        m = min(ch, j1 - c0)
-        load_chunk(yt, c0, m, ybuf)
-        ex.chunk_features(code, ybuf[:, :m], degree, tree[0], tree[1], tree[2], f, scratch)
-        if mode == MOMENTS:
-            for s in range(nsets):
-                value_rows(ybuf, m, ws[s] if weighted else unit, weighted, c0, nq, g)
-                part[:, :] = 0.0
-                moment_rows(f, p, g, nq, m, part)
-                for a in range(p):
-                    for q in range(nq):
-                        mom[a, s * nq + q] += part[a, q]
-        elif mode == SUMS:
-            evaluate_rows(f, p, cm, nsets * nq, m, r)
-            for q in range(nq):
-                dst = res[q, c0:c0 + m]
-                if not weighted:
-                    src = r[q, :m]
-                    for j in range(m):
-                        dst[j] = src[j]
-                else:
-                    for j in range(m):
-                        dst[j] = 0.0
-                    for s in range(nsets):
-                        src = r[s * nq + q, :m]
-                        wk = ws[s, c0:c0 + m]
-                        for j in range(m):
-                            dst[j] += wk[j] * src[j]
-        else:
-            transpose_rows(f, p, m, ft)
-            for jj in range(m):
-                j = m - 1 - jj if mode == BACKWARD else jj
-                k = c0 + j
-                for q in range(d):
-                    gk[q] = ybuf[q, j]
-                if mode == BACKWARD:
-                    scan_backward_token(state, ft[j], coef, dec[k], gk, nq, out)
-                else:
-                    scan_forward_token(state, ft[j], coef, dec[k], gk, nq, out)
-                for q in range(nq):
-                    res[q, k] = out[q]
-
-
-def run_tasks(modes, bounds, yt, ws, nq, code, degree, tree, coef, ch, dec, moms, cm, res):
-    """Run the tasks ``t`` (:func:`block_task`), one per thread, and wait for them.
-
-    Task ``t`` has the mode ``modes[t]`` and the tokens ``bounds[t][0] .. bounds[t][1] - 1``;
-    it adds its moments to ``moms[t]`` and writes its sums to ``res[bounds[t][2]]`` (the scans
-    one each, the SUMS tasks their own columns of one).  The first task runs in the calling
-    thread, the others in :func:`task_pool`'s threads (the compiled task releases the GIL).
-
-    Parameters
-    ----------
-    modes : sequence of int
-        ``T`` modes.
-    bounds : sequence of tuple
-        ``T`` triples: first token, end, output slot.
-    yt : ndarray
-        ``(d, n)`` coordinates.
-    ws : ndarray
-        ``(S, n)`` weight sets.
-    nq : int
-        Value rows per set.
-    code, degree : int
-        The feature map.
-    tree : tuple
-        The Taylor tree.
-    coef : ndarray
-        ``(p,)`` scaled coefficients.
-    ch : int
-        Tokens per chunk.
-    dec : ndarray
-        ``(n,)`` decays of the scans.
-    moms : ndarray
-        ``(T, p, K)`` moments, updated.
-    cm : ndarray
-        ``(p, K)`` coefficients times moments.
-    res : ndarray
-        ``(R, nq, n)`` outputs.
-
-    Returns
-    -------
-    None
-    """
-    def task(t):
-        j0, j1, slot = bounds[t]
-        block_task(modes[t], yt, j0, j1, ws, nq, code, degree, tree, coef, ch, dec, moms[t], cm,
-                   res[slot])
-
-    others = [task_pool().submit(task, t) for t in range(1, len(modes))]
-    task(0)
-    for fut in others:
-        fut.result()
-
-
-_POOL = []
-# A forked child has the pool object but not its threads: it builds its own at its first use.
-os.register_at_fork(after_in_child=_POOL.clear)
-
-
-def task_pool():
-    """The worker threads of :func:`run_tasks` (created at the first use).
-
-    As many workers as Numba's thread count minus one (the caller runs a task too).  Idle
-    workers wait on a lock and use no CPU, so they never compete with other work on a busy
-    machine (the concern of the direct kernel's ``OMP_WAIT_POLICY``).
-
-    Returns
-    -------
-    concurrent.futures.ThreadPoolExecutor
-    """
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(max_workers=max(1, numba.get_num_threads() - 1),
-                                        thread_name_prefix="usaav-fastsum"))
-    return _POOL[0]
-
-
-@njit(cache=True, fastmath=ex.FLAGS)
-def gather_sorted(yt, order, ys):
-    """``ys[:, k] = yt[:, order[k]]``.
-
-    Parameters
-    ----------
-    yt : ndarray
-        ``(d, n)``.
-    order : ndarray
-        ``(n,)`` int64 permutation.
-    ys : ndarray
-        ``(d, n)``, overwritten.
-
-    Returns
-    -------
-    None
-    """
-    for k in range(yt.shape[0]):
-        src = yt[k]
-        dst = ys[k]
-        for j in range(order.shape[0]):
-            dst[j] = src[order[j]]
-
-
-@njit(cache=True, fastmath=ex.FLAGS)
-def scatter_sum(res_f, res_b, order, res):
-    """``res[:, order[k]] = res_f[:, k] + res_b[:, k]``.
-
-    Parameters
-    ----------
-    res_f, res_b : ndarray
-        ``(nq, n)`` in sorted order.
-    order : ndarray
-        ``(n,)`` int64.
-    res : ndarray
-        ``(nq, n)``, overwritten.
-
-    Returns
-    -------
-    None
-    """
-    for q in range(res.shape[0]):
-        rq = res[q]
-        fq = res_f[q]
-        bq = res_b[q]
-        for k in range(order.shape[0]):
-            rq[order[k]] = fq[k] + bq[k]
-
-
-@njit(cache=True, fastmath=ex.FLAGS)
-def finish_velocity(yt, res, sa, factor, mobile, has_frozen, out):
-    """``out_i = P_{y_i}(A_i) / N_i`` from ``res = e^{-|beta|} [A; Z]``; 0 for a frozen token.
-
-    ``USA: out_i = factor (a_i - <y_i, a_i> y_i)`` with ``factor = e^{|beta|} / n``;
-    ``SA: out_i = (a_i - <y_i, a_i> y_i) / z_i`` (the scale cancels).
-
-    Parameters
-    ----------
-    yt : ndarray
-        ``(d, n)``.
-    res : ndarray
-        ``(d + 1, n)`` (SA) or ``(d, n)`` scaled sums.
-    sa : bool
-        SA normalization.
-    factor : float
-        ``e^{|beta|} / n`` (USA).
-    mobile : ndarray
-        ``(n,)`` bool, read if ``has_frozen``.
-    has_frozen : bool
-        Some token is frozen.
-    out : ndarray
-        ``(d, n)``, overwritten.
-
-    Returns
-    -------
-    None
-    """
-    d, n = yt.shape
-    dot = np.zeros(n)
-    for k in range(d):
-        yk = yt[k]
-        rk = res[k]
-        for i in range(n):
-            dot[i] += yk[i] * rk[i]
-    if sa:
-        z = res[d]
-        for k in range(d):
-            yk = yt[k]
-            rk = res[k]
-            ok = out[k]
-            for i in range(n):
-                ok[i] = (rk[i] - dot[i] * yk[i]) / z[i]
-    else:
-        for k in range(d):
-            yk = yt[k]
-            rk = res[k]
-            ok = out[k]
-            for i in range(n):
-                ok[i] = (rk[i] - dot[i] * yk[i]) * factor
-    if has_frozen:
-        for i in range(n):
-            if not mobile[i]:
-                for k in range(d):
-                    out[k, i] = 0.0
+    kind, kw = model.bias.separable()
+    return FastKernel(d, model.beta, model.linear, model.normalization == "sa", tol=tol,
+                      bias=kind, xi=None if kind == "none" else xi, mobile=mobile, **kw)
