@@ -166,9 +166,9 @@ def _overshooting(monkeypatch, excess):
     rk4 = integrators.METHODS["rk4"]
     exact = rk4.advance
 
-    def advance(yt, t, t_end, h, field, control=integrators.Control()):
+    def advance(yt, t, t_end, h, field, control=integrators.Control(), controller=None, work=None):
         start = yt.copy()
-        res = exact(yt, t, t_end, h, field, control)
+        res = exact(yt, t, t_end, h, field, control, controller, work)
         yt += excess * (yt - start)
         yt /= np.linalg.norm(yt, axis=0)
         return res
@@ -420,8 +420,8 @@ def _nonfinite_after(monkeypatch, t_bad):
     rk4 = integrators.METHODS["rk4"]
     exact = rk4.advance
 
-    def advance(yt, t, t_end, h, field, control):
-        res = exact(yt, t, t_end, h, field, control)
+    def advance(yt, t, t_end, h, field, control, controller=None, work=None):
+        res = exact(yt, t, t_end, h, field, control, controller, work)
         if t_end <= t_bad:
             return res
         yt[...] = np.nan

@@ -30,6 +30,7 @@ import numpy as np
 from .. import _validate as v
 from .._version import __version__
 from ..dynamics import energy_bound as _energy_bound
+from ..dynamics.integrate import run_frames
 from ..dynamics.integrate import steppers as integrators
 from ..dynamics.parts import NO_BIAS
 from ..errors import IntegrationError, StepTooLargeError, WorkEstimateError
@@ -841,43 +842,67 @@ class _Run(NamedTuple):
     message: str
 
 
+class _Frames:
+    """The frames of a run as the frame loop reaches them, each checked (:func:`_check_frame`).
+
+    ``after_frame`` is the loop's ``on_frame``: it stores and checks frame ``f`` and moves the
+    progress bar; a frame that fails the checks keeps its IntegrationError in ``error`` (with
+    the frame's index in ``failed``) and stops the loop.
+    """
+
+    def __init__(self, kernel, p, s, budget, plan, state, bar):
+        self.kernel, self.p, self.s, self.budget, self.plan = kernel, p, s, budget, plan
+        self.bar = bar
+        self.frames = np.empty((s.n_frames, kernel.n, kernel.d))
+        self.energies = np.empty(s.n_frames)
+        self.frames[0] = state.T
+        self.energies[0] = plan.energy_of(state)
+        self.h = budget.h
+        self.error, self.failed = None, None
+
+    def after_frame(self, f, state, res):
+        """Check and keep frame ``f`` (``res`` the stepper's result); True (stop) if it fails."""
+        try:
+            self.h = _check_frame(self.kernel, self.p, self.s, self.budget, self.plan, res, self.h,
+                                  state, self.frames, self.energies, f)
+        except IntegrationError as exc:
+            self.error, self.failed = exc, f
+            return True
+        self.bar.update(self.budget.times[f])
+        return False
+
+
 def _frames(kernel, p, s, budget, plan):
-    """Advance the state frame by frame, checking each frame (:func:`_check_frame`).
+    """Advance the state frame by frame (:func:`usaav_edu.dynamics.integrate.run_frames`),
+    checking each frame (:func:`_check_frame`).
 
     A frame that fails raises IntegrationError, or with ``on_failure="return"`` ends the run:
     the frames before it are returned with the status (``Status.MAX_STEPS`` when Dormand-Prince
-    used all ``max_steps``, ``Status.FAILED`` otherwise) and the error's message.
+    used all ``max_steps``, ``Status.FAILED`` otherwise) and the error's message.  The step
+    budget ``max_steps`` is shared by the frames of a Dormand-Prince run.
     """
     stepper = integrators.METHODS[s.method]
-    times, h = budget.times, budget.h
     state = (kernel.y0 if kernel.model.rotate_values else np.ascontiguousarray(kernel.x0.T)).copy()
-    frames = np.empty((s.n_frames, kernel.n, kernel.d))
-    energies = np.empty(s.n_frames)
-    frames[0] = state.T
-    energies[0] = plan.energy_of(state)
-    accepted = rejected = n_rhs = 0
+    controller = stepper.controller(h_min=budget.h_min) if stepper.adaptive else None
     with Progress(s.progress, s.t_max) as bar:
-        for f in range(1, s.n_frames):
-            cap = None
-            if s.max_steps is not None and stepper.adaptive:
-                cap = s.max_steps - accepted - rejected
-            control = integrators.Control(s.rtol, s.atol, budget.h_min, cap,
-                                          bar.update if s.progress else None)
-            res = stepper.advance(state, times[f - 1], times[f], h, plan.field, control)
-            accepted, rejected = accepted + res.accepted, rejected + res.rejected
-            n_rhs += res.n_rhs
-            try:
-                h = _check_frame(kernel, p, s, budget, plan, res, h, state, frames, energies, f)
-            except IntegrationError as exc:
-                if s.on_failure == "raise":
-                    raise
-                status = (Status.MAX_STEPS if res.outcome is integrators.Outcome.MAX_STEPS
-                          else Status.FAILED)
-                return _Run(frames[:f], energies[:f], accepted, rejected, n_rhs, h, status,
-                            str(exc))
-            bar.update(times[f])
-    return _Run(frames, energies, accepted, rejected, n_rhs, h, Status.COMPLETED,
-                Status.COMPLETED.message)
+        checked = _Frames(kernel, p, s, budget, plan, state, bar)
+        control = integrators.Control(s.rtol, s.atol, budget.h_min, s.max_steps,
+                                      bar.update if s.progress else None)
+        run = run_frames(state, budget.times, budget.h, stepper, plan.field, control, controller,
+                         checked.after_frame)
+        if run.outcome is not integrators.Outcome.OK and checked.error is None:
+            # the stepper's own outcome: _check_frame turns it into the run's IntegrationError
+            checked.after_frame(run.frames, state, run.last)
+    if checked.error is not None:
+        if s.on_failure == "raise":
+            raise checked.error
+        f = checked.failed
+        status = (Status.MAX_STEPS if run.last.outcome is integrators.Outcome.MAX_STEPS
+                  else Status.FAILED)
+        return _Run(checked.frames[:f], checked.energies[:f], run.accepted, run.rejected,
+                    run.n_rhs, checked.h, status, str(checked.error))
+    return _Run(checked.frames, checked.energies, run.accepted, run.rejected, run.n_rhs,
+                checked.h, Status.COMPLETED, Status.COMPLETED.message)
 
 
 def _check_frame(kernel, p, s, budget, plan, res, h, state, frames, energies, f):
