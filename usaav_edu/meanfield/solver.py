@@ -51,14 +51,14 @@ shift or differentiate, is dropped), held as its Fourier coefficients
 with :math:`\Phi_k = 2 \pi I_k(\beta) / \beta` for :math:`\varphi(s) = e^{\beta s} / \beta`
 (:math:`I_k` the modified Bessel functions, computed as :math:`e^{-\beta} I_k(\beta)` by
 :func:`usaav_edu.dynamics.fastsum.expansions.scaled_bessel_i`, the function fast summation uses,
-and scaled back by :math:`e^\beta`) and :math:`\Phi_{\pm 1} = \pi` for the linear profile.  The flux ``f w`` is formed on a grid of
-``3m/2`` points (zero padding: no aliasing into the kept modes) and differentiated in Fourier
-space, so the scheme is the Galerkin truncation of the equation: the mass ``c_0`` is never
-changed (its time derivative is exactly ``0 * flux``) and, for USA and ``f >= 0``, the energy
-cannot fall.  Time: Dormand-Prince 5(4) (:data:`usaav_edu.dynamics.integrate.DOPRI5`), the
-stepper, step-size controller and frame loop of :mod:`usaav_edu.dynamics.integrate` that the
-particle solver uses, with error control on the grid values, the identity as the retraction
-and the step bounded by stability (``STABILITY``).
+and scaled back by :math:`e^\beta`) and :math:`\Phi_{\pm 1} = \pi` for the linear profile.
+The flux ``f w`` is formed on a grid of ``3m/2`` points (zero padding: no aliasing into the kept
+modes) and differentiated in Fourier space, so the scheme is the Galerkin truncation of the
+equation: the mass ``c_0`` is never changed (its time derivative is exactly ``0 * flux``) and, for
+USA and ``f >= 0``, the energy cannot fall.  Time: Dormand-Prince 5(4)
+(:data:`usaav_edu.dynamics.integrate.DOPRI5`), the stepper, step-size controller and frame loop of
+:mod:`usaav_edu.dynamics.integrate` that the particle solver uses, with error control on the grid
+values, the identity as the retraction and the step bounded by stability (``STABILITY``).
 
 **Collapse.**  USA concentrates the density (without labels it tends to a Dirac mass), and a
 fixed grid resolves only so much.  After every step the solver measures the **tail**, the
