@@ -34,8 +34,8 @@ Design
   that cluster unchanged; start its workers with ``--nthreads 1`` and ``NUMBA_NUM_THREADS=1``.
 * **Compilation.**  The workers load the compiled kernels from Numba's disk cache
   (``NUMBA_CACHE_DIR``, inherited by the local workers).  A worker on a machine whose cache is
-  cold compiles them once, about 25 s on the machine the benchmarks run on; afterwards a new
-  worker process is ready in about a second.  The sweep does not warm the cache itself.
+  cold compiles them once (README, Performance); afterwards a new worker process only loads
+  them.  The sweep does not warm the cache itself.
 * **The store.**  ``store`` is a Zarr directory (Zarr format 2, which specifies the string
   variables; consolidated metadata).  It is created whole (every variable, filled with NaN and
   ``""``) in a temporary folder beside it and renamed into place, so a store either exists
