@@ -1073,6 +1073,21 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
         When the scheduler cannot be reached or the store cannot be written.
     KeyboardInterrupt
         On Ctrl-C, after cancelling the pending points (the store keeps the finished ones).
+    Examples
+    --------
+    Two points on a cluster of one worker thread in this process (without ``client`` the sweep
+    starts worker processes, which takes longer):
+
+    >>> import usaav_edu as ue
+    >>> from distributed import Client
+    >>> with Client(processes=False, n_workers=1, threads_per_worker=1,
+    ...             dashboard_address=None) as client:
+    ...     ds = ue.sweep("usa", {"beta": [0.5, 1.0]}, t_max=10.0, n=16, client=client,
+    ...                   progress=False)
+    >>> dict(ds.sizes), ds.beta.values.tolist()
+    ({'beta': 2}, [0.5, 1.0])
+    >>> ds.clusters.values.tolist(), ds.error.values.tolist()
+    ([1.0, 1.0], ['', ''])
     """
     v.require_extra("sweep", "dask", "distributed", "xarray", "zarr", what="usaav_edu.sweep")
     pairs = _check_grid(grid)
