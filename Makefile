@@ -135,7 +135,7 @@ LAB_OPTIONS := --ServerApp.allow_root=True --LabApp.news_url=None \
 lab: venv
 	$(VENV)/bin/jupyter lab $(LAB_OPTIONS) --notebook-dir=book
 
-# Every docstring example of DOCTEST_PATHS, run as written (about 15 s: a sweep on an in-process cluster among them).
+# Every docstring example of DOCTEST_PATHS, run as written (about 15 s, a small sweep included).
 doctest: venv
 	$(PY) -m pytest -q -p no:xdist --doctest-modules $(DOCTEST_PATHS)
 
