@@ -21,8 +21,8 @@ Small pure functions that the first chapters put beside full simulations:
       \sin(\theta_j - \theta_i),
 
   the Kuramoto model with identical oscillators at :math:`\beta = 0`, integrated in angles;
-* the **two-cluster reduction**: two point clusters at angle :math:`\theta` merge along a scalar ODE,
-  with a merge time computed by quadrature;
+* the **two-cluster reduction**: two point clusters at angle :math:`\theta` merge along a scalar
+  ODE, with a merge time computed by quadrature;
 * **staircases**: cluster counts frame by frame, the maximal runs of constant count
   (plateaus), and the time a trajectory spends with k clusters.
 
