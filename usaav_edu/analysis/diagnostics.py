@@ -153,18 +153,19 @@ def clusters(x, cluster_tol=1e-3):
     r"""Cluster labels: i and j share a cluster when a chain of points links them with steps < tol.
 
     (Single linkage: the connected components of the graph :math:`|x_i - x_j| < \mathrm{tol}`,
-    with :math:`|x_i - x_j|^2 = \max(0, 2 - 2 \langle x_i, x_j \rangle)`.)  Returns an (n,) int array
-    with labels 0..k-1 in order of first appearance.
+    with :math:`|x_i - x_j|^2 = \max(0, 2 - 2 \langle x_i, x_j \rangle)`.)  Returns an (n,) int
+    array with labels 0..k-1 in order of first appearance.
 
-    A breadth-first search.  When the ``n x n`` graph fits in one block (``n^2 <=
-    BLOCK_ENTRIES``) it is built at once.  Otherwise it is never held: the points are sorted by
-    their projection :math:`p_i = \langle x_i, e \rangle` on the principal axis :math:`e` of the
-    configuration; since :math:`|p_i - p_j| \le |x_i - x_j|`, a block of reached points is
-    compared only with the points not yet reached whose projections lie within ``tol`` (plus a
-    rounding margin) of the block's (a block's points are split into groups of nearby projections, each with
-    its own window, and the search stops once every point is reached).  Memory ``O(n)`` plus
-    one block; time close to ``O(n log n)`` for clusters far apart, points spread out, or a
-    chain along a curve (100,000 points on a RoPE orbit: seconds), ``O(n^2 d)`` at worst.
+    A breadth-first search.  When the ``n x n`` graph fits in one block
+    (``n^2 <= BLOCK_ENTRIES``) it is built at once.  Otherwise it is never held: the points are
+    sorted by their projection :math:`p_i = \langle x_i, e \rangle` on the principal axis
+    :math:`e` of the configuration; since :math:`|p_i - p_j| \le |x_i - x_j|`, a block of reached
+    points is compared only with the points not yet reached whose projections lie within ``tol``
+    (plus a rounding margin) of the block's (a block's points are split into groups of nearby
+    projections, each with its own window, and the search stops once every point is reached).
+    Memory ``O(n)`` plus one block; time close to ``O(n log n)`` for clusters far apart, points
+    spread out, or a chain along a curve (100,000 points on a RoPE orbit: seconds),
+    ``O(n^2 d)`` at worst.
 
     Parameters
     ----------
