@@ -9,6 +9,10 @@ PY := $(VENV)/bin/python
 # changed kernel never loads a stale cache entry compiled against another version of its callees.
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache/$(shell find usaav_edu -name "*.py" -not -path "*/widgets/*" -not -path "*/figures/*" | LC_ALL=C sort | xargs cat | sha1sum | cut -c1-12)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
+# The modules whose docstring examples run as doctests (`make doctest`); the widgets and figures,
+# which need their extras to import, are not among them.
+DOCTEST_PATHS := usaav_edu/particles usaav_edu/analysis usaav_edu/meanfield \
+	usaav_edu/models/model.py usaav_edu/sphere.py usaav_edu/sweep
 
 # Widget JavaScript for the static book: installed from package-lock.json with npm ci and
 # copied into _static_widgets/widgets-js/ (git-ignored; _config.yml publishes it).
@@ -22,7 +26,7 @@ CHROMIUM := /usr/bin/chromium
 # (Set on those commands only: the unit tests and nbval run the widgets as in a live kernel.)
 STATIC_PAGE := USAAV_EDU_STATIC_PAGE=1
 
-.PHONY: book test lab bench venv requirements clean widget-js chromium book-student slides pdf site setup-cells
+.PHONY: book test doctest lab bench venv requirements clean widget-js chromium book-student slides pdf site setup-cells
 
 venv: $(VENV)/.installed
 
@@ -130,6 +134,10 @@ LAB_OPTIONS := --ServerApp.allow_root=True --LabApp.news_url=None \
 	--LabApp.app_settings_dir=$(CURDIR)/tools/lab_settings
 lab: venv
 	$(VENV)/bin/jupyter lab $(LAB_OPTIONS) --notebook-dir=book
+
+# Every docstring example of DOCTEST_PATHS, run as written (about 15 s, a small sweep included).
+doctest: venv
+	$(PY) -m pytest -q -p no:xdist --doctest-modules $(DOCTEST_PATHS)
 
 bench: venv
 	$(PY) benchmarks/rhs_throughput.py

@@ -48,7 +48,7 @@ def make_rng(seed, name="seed"):
 
 
 def uniform(n, d, seed=None):
-    """``n`` independent points uniform on ``S^{d-1}``: ``x = g / |g|``, g standard normal.
+    r"""``n`` independent points uniform on :math:`S^{d-1}`: :math:`x = g / |g|`, g standard normal.
 
     ``seed`` (see :func:`make_rng`) is passed to ``numpy.random.default_rng``; the same
     seed gives the same points bit for bit.
@@ -66,6 +66,16 @@ def uniform(n, d, seed=None):
     -------
     ndarray
         ``(n, d)`` unit vectors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import usaav_edu as ue
+    >>> x = ue.sphere.uniform(5, 3, seed=0)
+    >>> x.shape, bool(np.allclose(np.linalg.norm(x, axis=1), 1.0))
+    ((5, 3), True)
+    >>> bool((ue.sphere.uniform(5, 3, seed=0) == x).all())
+    True
     """
     n = v.integer("n", n, minimum=1)
     d = v.integer("d", d, minimum=2)

@@ -1,4 +1,4 @@
-"""Measures of collapse for a configuration ``x`` of n points on S^{d-1}.
+r"""Measures of collapse for a configuration ``x`` of n points on :math:`S^{d-1}`.
 
 All functions take an ``(n, d)`` array of unit vectors (one frame); the
 ``*_series`` helpers apply them to every frame of a Trajectory.
@@ -52,7 +52,11 @@ def _mean_square_spread(x):
 
 
 def spread(x):
-    """RMS distance to the centroid: ``sqrt((1/n) sum |x_i - m|^2) = sqrt(1 - |m|^2)``, m the mean.
+    r"""RMS distance to the centroid :math:`m = \frac{1}{n} \sum_i x_i`.
+
+    .. math::
+
+        s = \Big(\frac{1}{n} \sum_{i=1}^n |x_i - m|^2\Big)^{1/2} = \sqrt{1 - |m|^2}.
 
     0 exactly for a Dirac mass, 1 when the mean is 0 (e.g. a uniform great circle).  Computed
     from the centered points ``x_i - m`` (not from ``1 - |m|^2``, which cancels to rounding
@@ -73,7 +77,11 @@ def spread(x):
 
 
 def diameter(x):
-    """``max_ij |x_i - x_j|``, with ``|x_i - x_j|^2 = sum_k (x_ik - x_jk)^2`` a block of rows at a time.
+    r"""The largest distance between two points, :math:`\max_{i,j} |x_i - x_j|`.
+
+    Computed from the differences, :math:`|x_i - x_j|^2 = \sum_k (x_{ik} - x_{jk})^2`, a block of
+    rows at a time (not from :math:`2 - 2 \langle x_i, x_j \rangle`, which loses every digit
+    below about ``1e-8``).
 
     Parameters
     ----------
@@ -83,6 +91,15 @@ def diameter(x):
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import usaav_edu as ue
+    >>> ue.diagnostics.diameter(np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]]))
+    2.0
+    >>> round(ue.diagnostics.diameter(ue.sphere.uniform(100, 3, seed=0)), 3)
+    1.999
     """
     x = v.points_on_sphere("x", x)
     n, d = x.shape
@@ -101,12 +118,16 @@ def diameter(x):
 
 
 def dirac_distance(x):
-    """Wasserstein-2 distance from the empirical measure to the nearest Dirac on the sphere.
+    r"""Wasserstein-2 distance from the empirical measure to the nearest Dirac on the sphere.
 
-    ``min_u sqrt((1/n) sum |x_i - u|^2) = sqrt(2 - 2|m|)``, attained at ``u = m/|m|``.
-    Computed as ``sqrt(2 s^2 / (1 + |m|))`` with ``s^2 = 1 - |m|^2`` the squared
-    :func:`spread` from the centered points (``2 - 2|m| = 2 (1 - |m|^2) / (1 + |m|)``), so
-    that identical points give exactly 0 and small distances keep their digits.
+    .. math::
+
+        \min_{u \in S^{d-1}} \Big(\frac{1}{n} \sum_{i=1}^n |x_i - u|^2\Big)^{1/2}
+        = \sqrt{2 - 2 |m|} = \sqrt{\frac{2 s^2}{1 + |m|}},
+
+    attained at :math:`u = m / |m|`, with :math:`m` the mean and :math:`s^2 = 1 - |m|^2` the
+    squared :func:`spread`.  Computed from :math:`s^2` of the centered points, so that
+    identical points give exactly 0 and small distances keep their digits.
 
     Parameters
     ----------
@@ -129,21 +150,22 @@ def dirac_distance(x):
 
 @v.renamed_keywords(tol="cluster_tol")
 def clusters(x, cluster_tol=1e-3):
-    """Cluster labels: i and j share a cluster when a chain of points links them with steps < tol.
+    r"""Cluster labels: i and j share a cluster when a chain of points links them with steps < tol.
 
-    (Single linkage: the connected components of the graph ``|x_i - x_j| < tol``, with
-    ``|x_i - x_j|^2 = max(0, 2 - 2 <x_i, x_j>)``.)  Returns an (n,) int array with labels
-    0..k-1 in order of first appearance.
+    (Single linkage: the connected components of the graph :math:`|x_i - x_j| < \mathrm{tol}`,
+    with :math:`|x_i - x_j|^2 = \max(0, 2 - 2 \langle x_i, x_j \rangle)`.)  Returns an (n,) int
+    array with labels 0..k-1 in order of first appearance.
 
-    A breadth-first search.  When the ``n x n`` graph fits in one block (``n^2 <=
-    BLOCK_ENTRIES``) it is built at once.  Otherwise it is never held: the points are sorted by
-    their projection ``p_i = <x_i, e>`` on the principal axis ``e`` of the configuration; since
-    ``|p_i - p_j| <= |x_i - x_j|``, a block of reached points is compared only with the
-    points not yet reached whose projections lie within ``tol`` (plus a rounding margin) of
-    the block's (a block's points are split into groups of nearby projections, each with
-    its own window, and the search stops once every point is reached).  Memory ``O(n)`` plus
-    one block; time close to ``O(n log n)`` for clusters far apart, points spread out, or a
-    chain along a curve (100,000 points on a RoPE orbit: seconds), ``O(n^2 d)`` at worst.
+    A breadth-first search.  When the ``n x n`` graph fits in one block
+    (``n^2 <= BLOCK_ENTRIES``) it is built at once.  Otherwise it is never held: the points are
+    sorted by their projection :math:`p_i = \langle x_i, e \rangle` on the principal axis
+    :math:`e` of the configuration; since :math:`|p_i - p_j| \le |x_i - x_j|`, a block of reached
+    points is compared only with the points not yet reached whose projections lie within ``tol``
+    (plus a rounding margin) of the block's (a block's points are split into groups of nearby
+    projections, each with its own window, and the search stops once every point is reached).
+    Memory ``O(n)`` plus one block; time close to ``O(n log n)`` for clusters far apart, points
+    spread out, or a chain along a curve (100,000 points on a RoPE orbit: seconds),
+    ``O(n^2 d)`` at worst.
 
     Parameters
     ----------
@@ -156,6 +178,15 @@ def clusters(x, cluster_tol=1e-3):
     -------
     ndarray
         ``(n,)`` int labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import usaav_edu as ue
+    >>> x = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1e-4, 0.0], [0.0, 1.0, 1e-4]])
+    >>> x /= np.linalg.norm(x, axis=1, keepdims=True)
+    >>> ue.diagnostics.clusters(x, cluster_tol=1e-3).tolist()
+    [0, 1, 0, 1]
     """
     x = v.points_on_sphere("x", x)
     tol = v.real_scalar("cluster_tol", cluster_tol, minimum=0.0, strict=True)
@@ -249,10 +280,14 @@ def cluster_count(x, cluster_tol=1e-3):
 
 
 def orbit_residual(model, x, xi):
-    """How far the gauge coordinates ``y_i = G(xi_i) x_i`` are from one common point.
+    r"""How far the gauge coordinates :math:`y_i = G(\xi_i) x_i` are from one common point.
 
-    ``max_i |y_i - u|`` with ``u`` the normalized mean of the ``y_i``; it is 0 exactly
-    on the gauge maximizers ``x_i = G(xi_i)^T u`` (RoPE orbits, gauge targets).
+    .. math::
+
+        \max_i |y_i - u|, \qquad u = \frac{\sum_i y_i}{|\sum_i y_i|};
+
+    it is 0 exactly on the gauge maximizers :math:`x_i = G(\xi_i)^\top u` (RoPE orbits, gauge
+    targets).
 
     Parameters
     ----------
@@ -335,6 +370,16 @@ def summary(traj, cluster_tol=1e-3):
     ------
     TypeError, ValueError
         For a bad ``traj`` or ``cluster_tol``.
+
+    Examples
+    --------
+    >>> import usaav_edu as ue
+    >>> model, x0, xi = ue.experiments.setup("usa", n=32, seed=0)
+    >>> s = ue.diagnostics.summary(ue.simulate(model, x0, xi, t_max=10.0, n_frames=2))
+    >>> sorted(s)
+    ['clusters', 'dirac_distance', 'energy', 'energy_bound', 'orbit_residual', 'spread']
+    >>> s["clusters"], round(s["energy"], 4), round(s["energy_bound"], 4)
+    (1, 1.3591, 1.3591)
     """
     traj = _trajectory(traj)
     tol = v.real_scalar("cluster_tol", cluster_tol, minimum=0.0, strict=True)

@@ -1,13 +1,13 @@
-"""Designing laws on RoPE orbits and on the sphere (chapters 4 to 6 of the book).
+r"""Designing laws on RoPE orbits and on the sphere (chapters 4 to 6 of the book).
 
 The anti-collapse theorems say *which* laws are maximizing content marginals:
-every law on a RoPE orbit (orbitwise universality) and every law ``T_# rho`` on
+every law on a RoPE orbit (orbitwise universality) and every law :math:`T_\# \rho` on
 the sphere (gauge-level universality).  This module holds the small pieces
 needed to *pick* such a law and realize it with the package's models:
 
 * laws of an angle on the circle (:class:`CircleLaw`, von Mises mixtures such
   as a two-bump law), with their density, CDF and inverse CDF;
-* positions ``xi_i = F^{-1}((i + 1/2) / n) / omega`` that make a RoPE orbit
+* positions :math:`\xi_i = F^{-1}\big((i + 1/2) / n\big) / \omega` that make a RoPE orbit
   carry a chosen law (:func:`rope_positions`), and the phase of a token along
   the orbit (:func:`orbit_phase`);
 * the Kolmogorov-Smirnov statistic between a sample and a target CDF

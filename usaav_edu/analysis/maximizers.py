@@ -1,12 +1,14 @@
-"""Exact maximizers of E_h (chapters 3 to 7 of the book), to put beside simulations.
+r"""Exact maximizers of :math:`E_h` (chapters 3 to 7 of the book), to put beside simulations.
 
-* Gauge maximizers (RoPE, prefix frames, identity): ``x*(xi) = G(xi)^T u`` for
-  any unit ``u``: all gauge coordinates equal ``u``, so every ``<y_i, y_j> = 1``
-  and ``E_h = e^beta / (2 beta)`` (b = 1), the largest value possible.
-* RoPE orbits: the content marginal lies on ``{R_{-s} u}``; in d = 3 with one
-  plane this is the latitude circle at height ``u_3``.
+* Gauge maximizers (RoPE, prefix frames, identity): :math:`x^*(\xi) = G(\xi)^\top u` for
+  any unit :math:`u`: all gauge coordinates equal :math:`u`, so every
+  :math:`\langle y_i, y_j \rangle = 1` and :math:`E_h = e^\beta / (2 \beta)` (:math:`b = 1`),
+  the largest value possible.
+* RoPE orbits: the content marginal lies on :math:`\{R_{-s} u\}`; in d = 3 with one
+  plane this is the latitude circle at height :math:`u_3`.
 * Cosine bias, linear profile: uniform great circles
-  ``x(xi) = a cos(k xi) + c sin(k xi)``, ``a perp c``, with ``E = hat b(k) / 2``.
+  :math:`x(\xi) = a \cos(k \xi) + c \sin(k \xi)`, :math:`a \perp c`, with
+  :math:`E = \hat b(k) / 2`.
 """
 
 import numpy as np

@@ -1,23 +1,28 @@
-"""Exact reductions of the particle system and measurements of its staircases.
+r"""Exact reductions of the particle system and measurements of its staircases.
 
 Small pure functions that the first chapters put beside full simulations:
 
 * the **equiangular reduction** (chapter 1 of the book): if every pair of tokens has the same
-  inner product ``r``, it stays so, and ::
+  inner product :math:`r`, it stays so, and
 
-      USA:  dr/dt = (2/n) e^{beta r} (1 - r) ((n - 1) r + 1)
-      SA:   dr/dt = 2 e^{beta r} (1 - r) ((n - 1) r + 1)
-                    / (e^beta + (n - 1) e^{beta r})
+  .. math::
 
-  solved here by RK4 on the scalar (closed form at beta = 0);
-* the **circle form** (d = 2, ``x = (cos theta, sin theta)``)::
+      \text{USA:}\quad \dot r = \frac{2}{n}\, e^{\beta r} (1 - r) \big((n - 1) r + 1\big),
+      \qquad
+      \text{SA:}\quad \dot r = \frac{2\, e^{\beta r} (1 - r) \big((n - 1) r + 1\big)}
+      {e^\beta + (n - 1)\, e^{\beta r}},
 
-      dtheta_i/dt = (1/n) sum_j e^{beta cos(theta_j - theta_i)}
-                                sin(theta_j - theta_i),
+  solved here by RK4 on the scalar (closed form at :math:`\beta = 0`);
+* the **circle form** (d = 2, :math:`x = (\cos\theta, \sin\theta)`):
 
-  the Kuramoto model with identical oscillators at beta = 0, integrated in angles;
-* the **two-cluster reduction**: two point clusters at angle theta merge along a scalar ODE,
-  with a merge time computed by quadrature;
+  .. math::
+
+      \dot\theta_i = \frac{1}{n} \sum_j e^{\beta \cos(\theta_j - \theta_i)}
+      \sin(\theta_j - \theta_i),
+
+  the Kuramoto model with identical oscillators at :math:`\beta = 0`, integrated in angles;
+* the **two-cluster reduction**: two point clusters at angle :math:`\theta` merge along a scalar
+  ODE, with a merge time computed by quadrature;
 * **staircases**: cluster counts frame by frame, the maximal runs of constant count
   (plateaus), and the time a trajectory spends with k clusters.
 

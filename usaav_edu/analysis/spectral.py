@@ -1,20 +1,24 @@
-"""The spectral dichotomy of distance-bias kernels (chapter 7 of the book).
+r"""The spectral dichotomy of distance-bias kernels (chapter 7 of the book).
 
-Tokens carry positions ``xi`` and interact through ``h = b(xi - zeta) phi(<x, y>)``.
-On ``n`` equally spaced positions of a circle, ``xi_j = j L / n`` (period ``L``, default
-``2 pi``), with an even ``L``-periodic bias ``b``, the bias matrix ``B_ij = b(xi_i - xi_j)`` is
-circulant and the linear energy diagonalizes in Fourier modes::
+Tokens carry positions :math:`\xi` and interact through
+:math:`h = b(\xi - \zeta)\, \varphi(\langle x, y \rangle)`.  On ``n`` equally spaced positions
+of a circle, :math:`\xi_j = j L / n` (period :math:`L`, default :math:`2 \pi`), with an even
+:math:`L`-periodic bias :math:`b`, the bias matrix :math:`B_{ij} = b(\xi_i - \xi_j)` is
+circulant and the linear energy diagonalizes in Fourier modes:
 
-    E = (1 / (2 n^2)) sum_ij b(xi_i - xi_j) <x_i, x_j>
-      = 1/2 sum_k hat b(k) |hat m(k)|^2,
+.. math::
 
-    hat b(k) = (1/n) sum_l b(l L / n) e^{-2 pi i k l / n},
-    hat m(k) = (1/n) sum_j x_j e^{-2 pi i k xi_j / L}   (a vector in C^d),
+    E = \frac{1}{2 n^2} \sum_{i,j} b(\xi_i - \xi_j) \langle x_i, x_j \rangle
+      = \frac{1}{2} \sum_k \hat b(k)\, |\hat m(k)|^2,
 
-with ``sum_k |hat m(k)|^2 = 1`` (Parseval, since every ``|x_j| = 1``).  Hence
-``E <= max_k hat b(k) / 2``.  A non-negative bias has its largest coefficient at ``k = 0``
-(the constant profile: collapse); a sign-changing bias such as ``cos`` can put it at
-``k* != 0``, and then the maximizers are great circles wound ``k*`` times.
+    \hat b(k) = \frac{1}{n} \sum_l b(l L / n)\, e^{-2 \pi i k l / n}, \qquad
+    \hat m(k) = \frac{1}{n} \sum_j x_j\, e^{-2 \pi i k \xi_j / L} \in \mathbb{C}^d,
+
+with :math:`\sum_k |\hat m(k)|^2 = 1` (Parseval, since every :math:`|x_j| = 1`).  Hence
+:math:`E \le \max_k \hat b(k) / 2`.  A non-negative bias has its largest coefficient at
+:math:`k = 0` (the constant profile: collapse); a sign-changing bias such as :math:`\cos` can
+put it at :math:`k^* \ne 0`, and then the maximizers are great circles wound :math:`k^*`
+times.
 
 Everything here is a small pure function of arrays, plus :func:`phase_diagram`, a cheap
 driver that simulates a grid of (bias type, omega, beta) with :func:`usaav_edu.simulate`

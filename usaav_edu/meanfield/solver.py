@@ -1,32 +1,38 @@
-"""The mean-field limit on the circle: a spectral solver of the density equation (d = 2).
+r"""The mean-field limit on the circle: a spectral solver of the density equation (d = 2).
 
-As ``n -> infinity`` the empirical law of the tokens obeys a continuity equation (the book's
+As :math:`n \to \infty` the empirical law of the tokens obeys a continuity equation (the book's
 chapter on the mean-field limit; arXiv:2605.30229).  On the circle, with a token
-``x = (cos theta, sin theta)`` and a density ``f(t, theta)`` of the angle (``int f dtheta = 1``
-over ``[0, 2 pi)``), USA reads ::
+:math:`x = (\cos\theta, \sin\theta)` and a density :math:`f(t, \theta)` of the angle
+(:math:`\int_0^{2\pi} f \, d\theta = 1`), USA reads
 
-    d/dt f + d/dtheta (f w[f]) = 0,
-    w[f](theta) = int phi'(cos(s - theta)) sin(s - theta) f(s) ds
-                = d/dtheta (Phi * f)(theta),
+.. math::
 
-with ``Phi(u) = phi(cos u)`` and ``*`` the convolution on the circle: a particle at ``theta``
-moves with the velocity ``w`` that ``n`` particles give it, ``(1/n) sum_j phi'(cos(theta_j -
-theta)) sin(theta_j - theta)``.  The equation is the gradient ascent (in the Wasserstein
-metric) of the energy ::
+    \partial_t f + \partial_\theta (f\, w[f]) = 0, \qquad
+    w[f](\theta) = \int \varphi'(\cos(s - \theta)) \sin(s - \theta) f(s)\, ds
+                 = \partial_\theta (\Phi * f)(\theta),
 
-    E[f] = 1/2 iint phi(cos(s - t)) f(s) f(t) ds dt,
+with :math:`\Phi(u) = \varphi(\cos u)` and :math:`*` the convolution on the circle: a particle
+at :math:`\theta` moves with the velocity :math:`w` that ``n`` particles give it,
+:math:`\frac{1}{n} \sum_j \varphi'(\cos(\theta_j - \theta)) \sin(\theta_j - \theta)`.  The
+equation is the gradient ascent (in the Wasserstein metric) of the energy
+
+.. math::
+
+    E[f] = \frac{1}{2} \iint \varphi(\cos(s - t))\, f(s) f(t)\, ds\, dt,
 
 which it never lowers.
 
 **Labels.**  A model with labels takes ``L`` label values ``xi_1 .. xi_L`` with weights
-``rho_1 .. rho_L`` (the law of the labels) and one conditional density ``f_l`` per label, each
-of mass 1.  In the gauge angle ``psi = theta + omega xi`` (the RoPE gauge in d = 2 rotates the
-token by ``omega xi``; the identity gauge has ``omega = 0``) the conditional densities
-``g_l(psi) = f_l(psi - omega xi_l)`` obey ::
+``rho_1 .. rho_L`` (the law of the labels) and one conditional density :math:`f_l` per label,
+each of mass 1.  In the gauge angle :math:`\psi = \theta + \omega \xi` (the RoPE gauge in d = 2
+rotates the token by :math:`\omega \xi`; the identity gauge has :math:`\omega = 0`) the
+conditional densities :math:`g_l(\psi) = f_l(\psi - \omega \xi_l)` obey
 
-    d/dt g_l + d/dpsi (g_l w_l) = 0,
-    w_l(psi) = sum_j rho_j b(xi_l, xi_j)
-               int phi'(cos(s - psi)) sin(s - psi) g_j(s) ds,
+.. math::
+
+    \partial_t g_l + \partial_\psi (g_l w_l) = 0, \qquad
+    w_l(\psi) = \sum_j \rho_j\, b(\xi_l, \xi_j)
+                \int \varphi'(\cos(s - \psi)) \sin(s - \psi)\, g_j(s)\, ds,
 
 the limit of ``n_l = rho_l n`` tokens per label (Theorem 4.1 (ch4-thm-conjugacy) of the book:
 in gauge coordinates every model is USA with the weights ``b``).  A token's content angle moves
@@ -40,25 +46,27 @@ USA from ``g0``, so ``f_l(t, theta) = g(t, theta + omega xi_l)``.  The SA normal
 **Numerics.**  A density on the grid ``theta_k = 2 pi k / m`` (``m`` even, at least 16) is its
 trigonometric interpolant of degree below ``m / 2`` (the mode ``m / 2``, which a grid cannot
 shift or differentiate, is dropped), held as its Fourier coefficients
-``c_k = int f(theta) e^{-i k theta} dtheta``, ``k = 0 .. m/2 - 1`` (so ``c_0`` is the mass).
-The velocity is exact in Fourier space: ``w_k = i k Phi_k c_k`` with ``Phi_k = 2 pi I_k(beta) /
-beta`` for ``phi(s) = e^{beta s} / beta`` (``I_k`` the modified Bessel functions, computed as
-``e^{-beta} I_k(beta)`` by :func:`usaav_edu.dynamics.fastsum.expansions.scaled_bessel_i`, the
-function fast summation uses, and scaled back by ``e^beta``)
-and ``Phi_{+-1} = pi`` for the linear profile.  The flux ``f w`` is formed on a grid of
-``3m/2`` points (zero padding: no aliasing into the kept modes) and differentiated in Fourier
-space, so the scheme is the Galerkin truncation of the equation: the mass ``c_0`` is never
-changed (its time derivative is exactly ``0 * flux``) and, for USA and ``f >= 0``, the energy
-cannot fall.  Time: Dormand-Prince 5(4) (:data:`usaav_edu.dynamics.integrate.DOPRI5`), the
-stepper, step-size controller and frame loop of :mod:`usaav_edu.dynamics.integrate` that the
-particle solver uses, with error control on the grid values, the identity as the retraction
-and the step bounded by stability (``STABILITY``).
+:math:`c_k = \int f(\theta) e^{-i k \theta} d\theta`, :math:`k = 0, \dots, m/2 - 1` (so
+:math:`c_0` is the mass).  The velocity is exact in Fourier space: :math:`w_k = i k \Phi_k c_k`
+with :math:`\Phi_k = 2 \pi I_k(\beta) / \beta` for :math:`\varphi(s) = e^{\beta s} / \beta`
+(:math:`I_k` the modified Bessel functions, computed as :math:`e^{-\beta} I_k(\beta)` by
+:func:`usaav_edu.dynamics.fastsum.expansions.scaled_bessel_i`, the function fast summation uses,
+and scaled back by :math:`e^\beta`) and :math:`\Phi_{\pm 1} = \pi` for the linear profile.
+The flux ``f w`` is formed on a grid of ``3m/2`` points (zero padding: no aliasing into the kept
+modes) and differentiated in Fourier space, so the scheme is the Galerkin truncation of the
+equation: the mass ``c_0`` is never changed (its time derivative is exactly ``0 * flux``) and, for
+USA and ``f >= 0``, the energy cannot fall.  Time: Dormand-Prince 5(4)
+(:data:`usaav_edu.dynamics.integrate.DOPRI5`), the stepper, step-size controller and frame loop of
+:mod:`usaav_edu.dynamics.integrate` that the particle solver uses, with error control on the grid
+values, the identity as the retraction and the step bounded by stability (``STABILITY``).
 
 **Collapse.**  USA concentrates the density (without labels it tends to a Dirac mass), and a
 fixed grid resolves only so much.  After every step the solver measures the **tail**, the
-fraction of the L2 norm of ``f`` carried by the top third of its modes ::
+fraction of the L2 norm of ``f`` carried by the top third of its modes
 
-    tail = sqrt( sum_{k >= ceil(m/3)} |c_k|^2 / sum_k |c_k|^2 )
+.. math::
+
+    \mathrm{tail} = \Big(\sum_{k \ge \lceil m/3 \rceil} |c_k|^2 \Big/ \sum_k |c_k|^2\Big)^{1/2}
 
 (the largest over the labels), and the least value of ``f`` on the grid.  A tail above ``tail_tol`` or a value below
 ``-negative_tol * max f`` means that the density has sharpened beyond what the grid resolves;
@@ -156,7 +164,7 @@ def _check_m(m, name="m"):
 
 
 def grid(m):
-    """The uniform grid ``theta_k = 2 pi k / m``, ``k = 0 .. m - 1``, of ``[0, 2 pi)``.
+    r"""The uniform grid :math:`\theta_k = 2 \pi k / m` (:math:`k = 0, \dots, m - 1`) of the circle.
 
     Parameters
     ----------
@@ -172,6 +180,13 @@ def grid(m):
     ------
     TypeError, ValueError
         If ``m`` is not an even integer >= 16.
+
+    Examples
+    --------
+    >>> import usaav_edu as ue
+    >>> theta = ue.meanfield.grid(16)
+    >>> theta.shape, float(theta[0]), round(float(theta[4]), 4)  # pi / 2
+    ((16,), 0.0, 1.5708)
     """
     m = _check_m(m)
     return TWO_PI * np.arange(m) / m
@@ -838,17 +853,18 @@ def _result(s, plan, frames, run):
 def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=1e-10,
           max_steps=DEFAULT_MAX_STEPS, method="dopri5", on_failure=None, tail_tol=TAIL_TOL,
           negative_tol=NEGATIVE_TOL, on_unresolved=None):
-    """Solve the density equation on the circle from ``f0`` up to ``t_max``.
+    r"""Solve the density equation on the circle from ``f0`` up to ``t_max``.
 
-    ::
+    .. math::
 
-        d/dt f_l + d/dtheta (f_l w_l) = 0,
-        w_l(theta) = sum_j rho_j b(xi_l, xi_j)
-                     int phi'(cos(s - psi)) sin(s - psi) g_j(s) ds,
-        psi = theta + omega xi_l,   g_j(s) = f_j(s - omega xi_j)
+        \partial_t f_l + \partial_\theta (f_l w_l) = 0, \qquad
+        w_l(\theta) = \sum_j \rho_j\, b(\xi_l, \xi_j)
+                      \int \varphi'(\cos(s - \psi)) \sin(s - \psi)\, g_j(s)\, ds,
 
-    (module docstring; without labels ``L = 1`` and ``rho_1 b = 1``), by the Fourier Galerkin
-    method on ``m`` points and Dormand-Prince 5(4) in time.
+        \psi = \theta + \omega \xi_l, \qquad g_j(s) = f_j(s - \omega \xi_j)
+
+    (module docstring; without labels :math:`L = 1` and :math:`\rho_1 b = 1`), by the Fourier
+    Galerkin method on ``m`` points and Dormand-Prince 5(4) in time.
 
     Parameters
     ----------
@@ -917,6 +933,18 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
     ----------
     The book's chapter on the mean-field limit; J. R. Dormand and P. J. Prince, "A family of
     embedded Runge-Kutta formulae", J. Comput. Appl. Math. 6 (1980) 19-26.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import usaav_edu as ue
+    >>> theta = ue.meanfield.grid(64)
+    >>> f0 = (1.0 + 0.5 * np.cos(theta)) / (2.0 * np.pi)
+    >>> run = ue.meanfield.solve(ue.models.usa(beta=1.0), f0, 1.0, n_frames=3)
+    >>> run.status.name, run.t.tolist(), run.f.shape
+    ('COMPLETED', [0.0, 0.5, 1.0], (3, 64))
+    >>> run.energy.round(4).tolist()  # it rises: the density concentrates
+    [0.6684, 0.6951, 0.7417]
     """
     s = _settings(model, f0, t_max, xi, rho, n_frames, rtol, atol, max_steps, method, on_failure,
                   on_unresolved, tail_tol, negative_tol)
@@ -1116,16 +1144,19 @@ class _Cdf:
 
 
 def sample(f, n, how="random", seed=None):
-    """Angles drawn from a density on the circle: random, or at its quantiles.
+    r"""Angles drawn from a density on the circle: random, or at its quantiles.
 
     The CDF ``F`` is that of the density's trigonometric interpolant (exact at the points of
     a grid 4 times finer, cubic Hermite between them) and is inverted by safeguarded Newton
-    iterations::
+    iterations:
 
-        theta_i = F^{-1}(u_i),
-        u_i ~ U(0, 1) ("random")  or  u_i = (i + 1/2) / n ("quantile")
+    .. math::
 
-    with ``F(0) = 0`` at ``theta = 0``.
+        \theta_i = F^{-1}(u_i), \qquad
+        u_i \sim U(0, 1) \ (\texttt{"random"}) \quad \text{or} \quad
+        u_i = (i + 1/2) / n \ (\texttt{"quantile"}),
+
+    with :math:`F(0) = 0` at :math:`\theta = 0`.
 
     Parameters
     ----------
@@ -1147,6 +1178,17 @@ def sample(f, n, how="random", seed=None):
     ------
     TypeError, ValueError
         For bad input, naming the argument, or a density whose interpolant is negative.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import usaav_edu as ue
+    >>> theta = ue.meanfield.grid(64)
+    >>> f = (1.0 + 0.5 * np.cos(theta)) / (2.0 * np.pi)
+    >>> ue.meanfield.sample(f, 5, how="quantile").round(3)
+    array([0.423, 1.393, 3.142, 4.89 , 5.86 ])
+    >>> ue.meanfield.sample(f, 1000, seed=0).shape
+    (1000,)
     """
     cdf = _Cdf(f)
     n = v.integer("n", n, minimum=1)

@@ -1,11 +1,13 @@
-"""Models of USA-AV: one kernel family, composed of a gauge, a bias and a profile.
+r"""Models of USA-AV: one kernel family, composed of a gauge, a bias and a profile.
 
 The book introduces tokens with auxiliary variables in chapter 3 and each gauge
 and bias in chapters 4 to 7 (arXiv:2605.30229).
 
-A model is the interaction kernel ::
+A model is the interaction kernel
 
-    h((x, xi), (y, zeta)) = b(xi, zeta) * phi(<G(xi) x, G(zeta) y>)
+.. math::
+
+    h((x, \xi), (y, \zeta)) = b(\xi, \zeta)\, \varphi(\langle G(\xi) x, G(\zeta) y \rangle)
 
 (Definition 3.1 (ch3-def-av) of the book) built from three parts, each validating itself when it
 is built:
@@ -771,7 +773,18 @@ def _profile(beta, profile):
 
 @v.old_positional_order("beta", "profile")
 def usa(beta=1.0, *, profile="exp"):
-    """Unnormalized self-attention: ``dx_i/dt = P_{x_i}((1/n) sum_j e^{beta<x_i,x_j>} x_j)``.
+    r"""Unnormalized self-attention (USA): the identity gauge, no bias, divided by n.
+
+    With the exponential profile the tokens move by
+
+    .. math::
+
+        \dot x_i = P_{x_i}\Big(\frac{1}{n} \sum_{j=1}^n e^{\beta \langle x_i, x_j \rangle} x_j\Big),
+        \qquad P_x = I - x x^\top,
+
+    the gradient ascent of :math:`E_\beta(x) = \frac{1}{2 \beta n^2} \sum_{i,j}
+    e^{\beta \langle x_i, x_j \rangle}`; the linear profile replaces :math:`e^{\beta s}` by
+    :math:`s`.
 
     Parameters
     ----------
@@ -788,12 +801,26 @@ def usa(beta=1.0, *, profile="exp"):
     ------
     TypeError, ValueError
         For a bad ``beta`` or ``profile``.
+
+    Examples
+    --------
+    >>> import usaav_edu as ue
+    >>> m = ue.models.usa(beta=2.0)
+    >>> m.name, m.beta, m.normalization
+    ('usa', 2.0, 'usa')
+    >>> m.profile
+    ExpProfile(beta=2.0)
     """
     return Model(profile=_profile(beta, profile), name="usa")
 
 
 def sa(beta=1.0):
-    """Self-attention: ``dx_i/dt = P_{x_i}(sum_j e^{beta<x_i,x_j>} x_j / sum_k e^{beta<x_i,x_k>})``.
+    r"""Self-attention (SA): the identity gauge, no bias, divided by the row sum of weights.
+
+    .. math::
+
+        \dot x_i = P_{x_i}\Big(\frac{\sum_j e^{\beta \langle x_i, x_j \rangle} x_j}
+        {\sum_k e^{\beta \langle x_i, x_k \rangle}}\Big).
 
     Parameters
     ----------
@@ -838,7 +865,15 @@ def rope_frequencies(d, base=10000.0):
 
 @v.old_positional_order("beta", "omegas", "d", "profile", "rotate_values")
 def rope(beta=1.0, omegas=(1.0,), d=3, *, profile="exp", rotate_values=True):
-    """Rotary gauge ``G(xi) = exp(xi Omega)``, ``Omega = blockdiag(omega_k J)``.
+    r"""The rotary gauge (RoPE): each token is rotated by an angle proportional to its position.
+
+    .. math::
+
+        G(\xi) = e^{\xi \Omega}, \qquad
+        \Omega = \operatorname{blockdiag}(\omega_1 J, \omega_2 J, \dots), \qquad
+        J = \begin{pmatrix} 0 & -1 \\ 1 & 0 \end{pmatrix},
+
+    so the plane :math:`(e_{2k-1}, e_{2k})` turns by :math:`\omega_k \xi`; no bias, divided by n.
 
     Parameters
     ----------
@@ -852,7 +887,8 @@ def rope(beta=1.0, omegas=(1.0,), d=3, *, profile="exp", rotate_values=True):
         The profile (keyword only, as ``rotate_values``: by position both are deprecated).
     rotate_values : bool
         False gives the variant that rotates queries and keys but not values,
-        ``dx_i/dt = P_{x_i}((1/n) sum_j phi'(<R_i x_i, R_j x_j>) x_j)``: closer to real
+        :math:`\dot x_i = P_{x_i}\big(\frac{1}{n} \sum_j \varphi'(\langle R_i x_i, R_j x_j
+        \rangle) x_j\big)`: closer to real
         transformers, but not a gradient flow of E_h (see :mod:`usaav_edu.dynamics.unrotated`).
 
     Returns
@@ -868,6 +904,21 @@ def rope(beta=1.0, omegas=(1.0,), d=3, *, profile="exp", rotate_values=True):
     References
     ----------
     The book's chapter 5 (ch05); arXiv:2605.30229.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import usaav_edu as ue
+    >>> m = ue.models.rope(beta=2.0, omegas=(0.5,), d=3)
+    >>> m.name, m.gauge
+    ('rope', RopeGauge(omegas=(0.5,), d=3))
+
+    At position pi the plane (e1, e2) has turned by a quarter turn:
+
+    >>> m.gauge_matrices(np.array([np.pi]), 3)[0].round(3) + 0.0
+    array([[ 0., -1.,  0.],
+           [ 1.,  0.,  0.],
+           [ 0.,  0.,  1.]])
     """
     if not isinstance(rotate_values, bool):
         raise TypeError(f"rotate_values must be True or False, got {v.shown(rotate_values)}")
@@ -907,7 +958,13 @@ def standard_rope(beta=1.0, *, d, base=10000.0):
 
 @v.old_positional_order("beta", "frames", "profile")
 def prefix_gauge(beta=1.0, frames=None, *, profile="exp"):
-    """One orthogonal frame per prompt: ``G(xi) = frames[xi]``; ``xi`` are prompt ids 0..K-1.
+    r"""The prefix gauge: one orthogonal frame per prompt, no bias, divided by n.
+
+    .. math::
+
+        G(\xi) = F_\xi \in O(d), \qquad \xi \in \{0, \dots, K - 1\},
+
+    with :math:`F_k` = ``frames[k]``: the labels are prompt ids.
 
     Parameters
     ----------
@@ -930,6 +987,15 @@ def prefix_gauge(beta=1.0, frames=None, *, profile="exp"):
     References
     ----------
     The book's chapter 6 (prefix gauges).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import usaav_edu as ue
+    >>> frames = np.stack([np.eye(3), np.diag([1.0, -1.0, -1.0])])
+    >>> m = ue.models.prefix_gauge(1.0, frames)
+    >>> m.name, m.gauge_matrices(np.array([0, 1, 1]), 3).shape
+    ('prefix_gauge', (3, 3, 3))
     """
     if frames is None:
         raise TypeError("frames must be a (K, d, d) array of orthogonal matrices")
@@ -1007,7 +1073,11 @@ def prefix_gauge_from_targets(beta=1.0, *, targets, u=None):
 
 @v.old_positional_order("beta", "lam")
 def distance_bias(beta=1.0, *, lam=1.0):
-    """Identity gauge with the non-negative bias ``b(xi, zeta) = exp(-lam |xi - zeta|)``.
+    r"""The identity gauge with a non-negative bias that decays with the distance of positions.
+
+    .. math::
+
+        b(\xi, \zeta) = e^{-\lambda |\xi - \zeta|}, \qquad \lambda = \texttt{lam} \ge 0.
 
     ``distance_bias(beta, lam)`` by position still works, with a ``DeprecationWarning``, for
     one release.
@@ -1031,6 +1101,18 @@ def distance_bias(beta=1.0, *, lam=1.0):
     References
     ----------
     The book's chapter 7 (biases).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import usaav_edu as ue
+    >>> m = ue.models.distance_bias(beta=1.0, lam=0.5)
+    >>> m.bias
+    DistanceBias(lam=0.5)
+    >>> m.bias_matrix(np.array([0.0, 1.0, 2.0])).round(3)
+    array([[1.   , 0.607, 0.368],
+           [0.607, 1.   , 0.607],
+           [0.368, 0.607, 1.   ]])
     """
     bias = DistanceBias(lam)
     return Model(bias=bias, profile=ExpProfile(beta), name="distance_bias")
@@ -1038,7 +1120,11 @@ def distance_bias(beta=1.0, *, lam=1.0):
 
 @v.old_positional_order("omega", "beta", "profile")
 def cosine_bias(beta=1.0, *, omega=1.0, profile="linear"):
-    """Identity gauge with the sign-changing bias ``b(xi, zeta) = cos(omega (xi - zeta))``.
+    r"""The identity gauge with a sign-changing bias, periodic in the difference of positions.
+
+    .. math::
+
+        b(\xi, \zeta) = \cos(\omega (\xi - \zeta)).
 
     The old order ``cosine_bias(omega, beta, profile)`` keeps its meaning for one release, with
     a ``DeprecationWarning``: a call with positional arguments and no ``omega=`` is read in it
@@ -1066,6 +1152,17 @@ def cosine_bias(beta=1.0, *, omega=1.0, profile="linear"):
     References
     ----------
     The book's chapter 7 (biases).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import usaav_edu as ue
+    >>> m = ue.models.cosine_bias(omega=2.0)
+    >>> m.bias, m.profile
+    (CosineBias(omega=2.0), LinearProfile())
+    >>> m.bias_matrix(np.array([0.0, np.pi / 2])).round(3)
+    array([[ 1., -1.],
+           [-1.,  1.]])
     """
     bias = CosineBias(omega)
     return Model(bias=bias, profile=_profile(beta, profile), name="cosine_bias")

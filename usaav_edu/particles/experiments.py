@@ -185,17 +185,20 @@ def get(name):
 
 
 def setup(name, n=64, d=3, beta=1.0, omega=1.0, n_prompts=4, lam=1.0, seed=0):
-    """Model, initial state and labels of a standard experiment.
+    r"""Model, initial state and labels of a standard experiment.
 
     * ``usa``, ``sa``: no labels (xi = None), any d.
     * ``rope``: d = 3 uses one plane with frequency ``omega``; even d uses the
-      standard frequencies ``omega * 10000^{-2k/d}``.  Positions ``2 pi i / (n omega)``.
-    * ``generalized_rope``: d = 4 whatever ``d`` is given, frequencies ``(omega, sqrt(2) omega)``,
-      positions ``i``.
-    * ``prefix_gauge``: ``n_prompts`` Haar-random frames (seeded), prompt ids ``i mod K``.
-    * ``distance_bias``: ``b = exp(-lam |dxi|)``, positions ``2 pi i / n``.
-    * ``cosine_bias``: ``b = cos(omega dxi)``, linear profile (so ``beta`` has no effect),
-      positions ``2 pi i / (n omega)``.
+      standard frequencies :math:`\omega \cdot 10000^{-2k/d}`.  Positions
+      :math:`\xi_i = 2 \pi i / (n \omega)`.
+    * ``generalized_rope``: d = 4 whatever ``d`` is given, frequencies
+      :math:`(\omega, \sqrt{2}\, \omega)`, positions :math:`\xi_i = i`.
+    * ``prefix_gauge``: ``n_prompts`` Haar-random frames (seeded), prompt ids
+      :math:`\xi_i = i \bmod K`.
+    * ``distance_bias``: :math:`b(\xi, \zeta) = e^{-\lambda |\xi - \zeta|}`, positions
+      :math:`\xi_i = 2 \pi i / n`.
+    * ``cosine_bias``: :math:`b(\xi, \zeta) = \cos(\omega (\xi - \zeta))`, linear profile (so
+      ``beta`` has no effect), positions :math:`\xi_i = 2 \pi i / (n \omega)`.
 
     Parameters
     ----------
@@ -226,6 +229,17 @@ def setup(name, n=64, d=3, beta=1.0, omega=1.0, n_prompts=4, lam=1.0, seed=0):
     References
     ----------
     The book's chapter 8 (ch08, reproducing the experiments); arXiv:2605.30229.
+
+    Examples
+    --------
+    >>> import usaav_edu as ue
+    >>> model, x0, xi = ue.experiments.setup("rope", n=16, beta=2.0, seed=0)
+    >>> model.name, model.beta, x0.shape, xi.shape
+    ('rope', 2.0, (16, 3), (16,))
+    >>> round(float(xi[1]), 4)  # 2 pi / 16
+    0.3927
+    >>> ue.experiments.setup("prefix_gauge", n=6, n_prompts=3)[2].tolist()
+    [0, 1, 2, 0, 1, 2]
     """
     e = get(name)
     n = v.integer("n", n, minimum=1)

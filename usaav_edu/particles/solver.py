@@ -78,6 +78,19 @@ def energy(model, x, xi=None, *, summation="auto", summation_tol=None, tol=None)
     References
     ----------
     The book's chapter 3 (the energy of USA-AV); arXiv:2605.30229.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import usaav_edu as ue
+    >>> m = ue.models.usa(beta=1.0)
+    >>> round(ue.energy(m, ue.sphere.uniform(32, 3, seed=0)), 4)
+    0.6279
+
+    All tokens at one point (collapse) give the largest energy, ``e^beta / (2 beta)``:
+
+    >>> round(ue.energy(m, np.tile([0.0, 0.0, 1.0], (32, 1))), 4), round(np.e / 2, 4)
+    (1.3591, 1.3591)
     """
     model = require_model(model)
     summation_tol = _summation_tol(summation_tol, tol, "energy")
@@ -686,6 +699,18 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     ----------
     The book's chapter 3 (the model) and chapter 8 (reproducing the experiments);
     arXiv:2605.30229.
+
+    Examples
+    --------
+    >>> import usaav_edu as ue
+    >>> x0 = ue.sphere.uniform(32, 3, seed=0)
+    >>> traj = ue.simulate(ue.models.usa(beta=1.0), x0, t_max=5.0, n_frames=6)
+    >>> traj.x.shape, traj.t.tolist()
+    ((6, 32, 3), [0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+    >>> traj.status.name, traj.summation, traj.energy.round(3).tolist()
+    ('COMPLETED', 'direct', [0.628, 0.722, 1.045, 1.338, 1.359, 1.359])
+
+    The energy rises to its maximum ``e / 2``: the tokens have collapsed to one point.
     """
     model = require_model(model)
     summation_tol = _summation_tol(summation_tol, tol, "simulate")

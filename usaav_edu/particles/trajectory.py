@@ -280,6 +280,21 @@ class Trajectory:
         ValueError
             For a path that cannot be written, or a trajectory that :meth:`load` would refuse
             (its arrays are checked as ``load`` checks them, before anything is written).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import numpy as np
+        >>> import usaav_edu as ue
+        >>> x0 = ue.sphere.uniform(8, 3, seed=0)
+        >>> traj = ue.simulate(ue.models.rope(beta=1.0), x0, xi=np.arange(8.0), t_max=1.0,
+        ...                    n_frames=3)
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = os.path.join(folder, "run.npz")
+        ...     traj.save(path)
+        ...     back = ue.Trajectory.load(path)
+        >>> back.model.gauge, back.x.shape, bool((back.x == traj.x).all())
+        (RopeGauge(omegas=(1.0,), d=3), (3, 8, 3), True)
         """
         arrays = _savable(self)
         target = check_target(path, nbytes=sum(a.nbytes for a in arrays.values()) + (1 << 16))
@@ -348,6 +363,10 @@ class Trajectory:
             If the file cannot be opened.
         TypeError
             For a ``path`` that is neither a path nor an open file.
+
+        Examples
+        --------
+        See :meth:`save`.
         """
         max_bytes = v.integer("max_bytes", max_bytes, minimum=1)
         if not hasattr(path, "read") and (isinstance(path, bytes) or

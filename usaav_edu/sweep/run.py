@@ -34,8 +34,8 @@ Design
   that cluster unchanged; start its workers with ``--nthreads 1`` and ``NUMBA_NUM_THREADS=1``.
 * **Compilation.**  The workers load the compiled kernels from Numba's disk cache
   (``NUMBA_CACHE_DIR``, inherited by the local workers).  A worker on a machine whose cache is
-  cold compiles them once, about 25 s on the machine the benchmarks run on; afterwards a new
-  worker process is ready in about a second.  The sweep does not warm the cache itself.
+  cold compiles them once (README, Performance); afterwards a new worker process only loads
+  them.  The sweep does not warm the cache itself.
 * **The store.**  ``store`` is a Zarr directory (Zarr format 2, which specifies the string
   variables; consolidated metadata).  It is created whole (every variable, filled with NaN and
   ``""``) in a temporary folder beside it and renamed into place, so a store either exists
@@ -1073,6 +1073,21 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
         When the scheduler cannot be reached or the store cannot be written.
     KeyboardInterrupt
         On Ctrl-C, after cancelling the pending points (the store keeps the finished ones).
+    Examples
+    --------
+    Two points on a cluster of one worker thread in this process (without ``client`` the sweep
+    starts worker processes, which takes longer):
+
+    >>> import usaav_edu as ue
+    >>> from distributed import Client
+    >>> with Client(processes=False, n_workers=1, threads_per_worker=1,
+    ...             dashboard_address=None) as client:
+    ...     ds = ue.sweep("usa", {"beta": [0.5, 1.0]}, t_max=10.0, n=16, client=client,
+    ...                   progress=False)
+    >>> dict(ds.sizes), ds.beta.values.tolist()
+    ({'beta': 2}, [0.5, 1.0])
+    >>> ds.clusters.values.tolist(), ds.error.values.tolist()
+    ([1.0, 1.0], ['', ''])
     """
     v.require_extra("sweep", "dask", "distributed", "xarray", "zarr", what="usaav_edu.sweep")
     pairs = _check_grid(grid)
