@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import os
 import queue
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import book_site
 
-import book_site  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 #: outputs of the one cell; the reader waits READER_LAG_S before it reads any
 N_OUTPUTS = 20_000

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tools import editions
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import editions  # noqa: E402
 
 SECRET = "The answer hides in a purple lighthouse beside the harbour wall"
 NB_SECRET = "Gradient ascent never lowers the energy of the particle system"

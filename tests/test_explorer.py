@@ -13,13 +13,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from ipywidgets.embed import dependency_state  # noqa: E402
-from ipywidgets.widgets import widget as registry  # noqa: E402
+import numpy as np
+import pytest
+from ipywidgets.embed import dependency_state
+from ipywidgets.widgets import widget as registry
 
-import usaav_edu as ue  # noqa: E402
-from usaav_edu import widgets as W  # noqa: E402
+import usaav_edu as ue
+from usaav_edu import widgets as W
 
 BETAS = (0.5, 1.0, 2.0, 4.0)
 

@@ -171,6 +171,12 @@ def _citations(page: str) -> list[str]:
     return re.findall(r'<span class="bibtex-citation".*?</span>', page, re.S)
 
 
+def _entries(page: str) -> list[str]:
+    """The page's bibliography as printed: each ``doc-biblioentry`` block."""
+    return re.findall(r'<div class="citation" id="[^"]+" role="doc-biblioentry">.*?</div>', page,
+                      re.S)
+
+
 def _text(span: str) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", "", span)).split())
 
@@ -226,9 +232,7 @@ def test_the_links_give_the_book_the_same_citations(tmp_path, role_page):
         assert _citations(roles[name]), f"{name}: no citation printed"
         assert _citations(from_links[name]) == _citations(roles[name]), name
         # the bibliography lists the same entries
-        entries = lambda p: re.findall(r'<div class="citation" id="[^"]+" role="doc-biblioentry">'
-                                       r'.*?</div>', p, re.S)
-        assert entries(from_links[name]) == entries(roles[name]) != []
+        assert _entries(from_links[name]) == _entries(roles[name]) != []
 
 
 def test_a_stale_text_fails_the_book_build(tmp_path):

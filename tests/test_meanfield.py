@@ -6,7 +6,7 @@ import scipy.special
 
 import usaav_edu as ue
 from usaav_edu import meanfield as mf
-from usaav_edu.models import CosineBias, DistanceBias, ExpProfile, LinearProfile, Model, RopeGauge
+from usaav_edu.models import CosineBias, DistanceBias, ExpProfile, LinearProfile, Model
 
 TWO_PI = 2 * np.pi
 

@@ -41,7 +41,7 @@ def unwritable_install(root):
     site = root / "site"
     shutil.copytree(PACKAGE, site / "usaav_edu",
                     ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
-    for folder, dirs, files in os.walk(site):
+    for folder, _, files in os.walk(site):
         if "__init__.py" in files:
             (Path(folder) / "__pycache__").write_text("not a folder\n")
     blocker = root / "blocker"

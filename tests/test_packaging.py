@@ -35,10 +35,9 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.version import Version
 
+from tools import book_launch, setup_cell
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import book_launch  # noqa: E402
-import setup_cell  # noqa: E402
 
 CHAPTER = "ch03_conditional_dirac"  # a chapter that runs in seconds
 REPO = "https://github.com/someone/usaav-edu"
@@ -232,8 +231,9 @@ def _run_cell(where, monkeypatch, *, installed=True, colab=False, installs=False
     (recorded, not run) pip install makes it importable; ``shell`` keeps the record when the
     cell raises.
     """
-    from IPython.core.inputtransformer2 import TransformerManager
     import importlib.util
+
+    from IPython.core.inputtransformer2 import TransformerManager
 
     code = TransformerManager().transform_cell(_cell_code(where))
     shell = _Shell() if shell is None else shell

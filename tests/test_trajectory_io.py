@@ -428,7 +428,8 @@ def test_step_statistics_are_saved_and_loaded(tmp_path, rope_traj):
 
 @pytest.mark.parametrize("make, error, words", [
     (lambda: ue.models.RopeGauge((float("nan"),)), ValueError, "omegas\\[0\\] must be finite"),
-    (lambda: ue.models.RopeGauge("12"), TypeError, "omegas must be a sequence"),
+    (lambda: ue.models.RopeGauge("12"), TypeError,  # type: ignore[arg-type]  # the bad input
+     "omegas must be a sequence"),
     (lambda: ue.models.RopeGauge((1.0, 2.0), 3), ValueError, "one frequency per rotation plane"),
     (lambda: ue.models.FrameGauge(np.full((1, 3, 3), 0.5)), ValueError,
      "frames must be orthogonal"),
