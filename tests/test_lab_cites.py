@@ -208,6 +208,7 @@ def role_page(bib):
     return "\n\n".join(lines) + "\n" + BIBLIOGRAPHY
 
 
+@pytest.mark.slow
 def test_the_texts_are_what_the_book_prints(tmp_path, bib, role_page):
     page = _build(tmp_path / "roles", {"cited.md": role_page}, extension=False)["cited.md"]
     printed = [_text(s) for s in _citations(page)]
@@ -221,6 +222,7 @@ def test_the_texts_are_what_the_book_prints(tmp_path, bib, role_page):
     assert printed == [_plain(e) for e in expected]
 
 
+@pytest.mark.slow
 def test_the_links_give_the_book_the_same_citations(tmp_path, role_page):
     links, changes = lab_cites.rewrite(role_page, lab_cites.read_bib(), "x-")
     assert changes and "{cite" not in links
@@ -235,6 +237,7 @@ def test_the_links_give_the_book_the_same_citations(tmp_path, role_page):
         assert _entries(from_links[name]) == _entries(roles[name]) != []
 
 
+@pytest.mark.slow
 def test_a_stale_text_fails_the_book_build(tmp_path):
     page = "# Stale\n\n[[Su, 2020]](#cite:p:x-su2021roformer)\n\n" + BIBLIOGRAPHY
     with pytest.raises(BuildFailed, match="not written as the book prints it"):

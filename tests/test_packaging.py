@@ -418,6 +418,7 @@ def _links(page: Path) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 def test_without_a_repository_url_pages_have_no_repository_link_or_launch_buttons(tiny_book):
     site = _build(tiny_book, "_config.yml", "out_plain")
     page = site / "book" / "nb.html"
@@ -432,6 +433,7 @@ def test_without_a_repository_url_pages_have_no_repository_link_or_launch_button
     assert "enable_custom_widget_manager" not in page.read_text()
 
 
+@pytest.mark.slow
 def test_with_a_repository_url_pages_link_it_and_launch_binder_colab_jupyterhub(tiny_book):
     site = _build(tiny_book, "_config_url.yml", "out_url")
     links = _links(site / "book" / "nb.html")
@@ -508,6 +510,7 @@ def dist(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_build_makes_an_sdist_and_a_wheel_with_every_module(dist):
     wheels, sdists = list(dist.glob("*.whl")), list(dist.glob("*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1
@@ -540,6 +543,7 @@ def fresh_venv(dist, tmp_path_factory) -> tuple[Path, dict]:
     return venv, env
 
 
+@pytest.mark.slow
 def test_cli_simulates_from_the_installed_wheel(fresh_venv, tmp_path):
     venv, env = fresh_venv
     out = tmp_path / "run.npz"
@@ -552,6 +556,7 @@ def test_cli_simulates_from_the_installed_wheel(fresh_venv, tmp_path):
     assert traj.x.shape[1:] == (8, 3) and traj.t[-1] == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_widgets_import_from_the_installed_wheel(fresh_venv, tmp_path):
     venv, env = fresh_venv
     r = subprocess.run([str(venv / "bin" / "python"), "-c",
@@ -572,6 +577,7 @@ def _downloadable_chapter() -> Path:
     return source
 
 
+@pytest.mark.slow
 def test_a_downloaded_chapter_runs_top_to_bottom_in_the_fresh_environment(fresh_venv, tmp_path):
     venv, env = fresh_venv
     # a kernel and a runner: Jupyter brings these; the chapter needs nothing else besides the wheel
