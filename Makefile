@@ -1,4 +1,5 @@
-# Two commands for users: `make book` and `make test`.  Everything they need is
+# Two commands for users: `make book` and `make test` (`make check`, its first stage, for
+# contributors: CONTRIBUTING.md).  Everything they need is
 # installed here: the Python environment from requirements.txt, the widget
 # JavaScript from package-lock.json, and Debian's chromium for browser tests.
 SHELL := /bin/bash
@@ -26,7 +27,7 @@ CHROMIUM := /usr/bin/chromium
 # (Set on those commands only: the unit tests and nbval run the widgets as in a live kernel.)
 STATIC_PAGE := USAAV_EDU_STATIC_PAGE=1
 
-.PHONY: book test doctest lab bench venv requirements clean widget-js chromium book-student slides pdf site setup-cells
+.PHONY: book check test doctest numba-cache lab bench venv requirements clean widget-js chromium book-student slides pdf site setup-cells
 
 venv: $(VENV)/.installed
 
@@ -78,13 +79,28 @@ chromium:
 book: venv widget-js
 	$(STATIC_PAGE) $(VENV)/bin/jupyter-book build . -W -n --keep-going
 
-# unit tests, then the notebooks (nbval), then the book build, then the student edition with its
-# check for answers (from the book build's execution cache: no notebook runs twice), then the
-# published site assembled from them (the decks and every PDF, as `make site`), then the built
-# pages and the assembled site in a browser
-test: venv widget-js chromium
+# The quality gate (CONTRIBUTING.md): lint (ruff), types (mypy, on the folders pyproject.toml
+# names), the unit tests not marked slow, and the package's doctests.  About 2 min with a warm
+# Numba cache on two cores.  No formatter runs: the code keeps its hand-aligned layout.
+LINT_PATHS := usaav_edu tools tests benchmarks
+UNIT_TESTS := tests --ignore=tests/browser --ignore=tests/test_slides_pdf.py
+check: venv
+	$(PY) -m ruff check $(LINT_PATHS)
+	$(PY) -m mypy
+	$(PY) -m pytest -q -n auto --dist loadfile -m "not slow" $(UNIT_TESTS)
+	$(PY) -m pytest -q -p no:xdist --doctest-modules $(DOCTEST_PATHS)
+
+# where make keeps the Numba cache: `export NUMBA_CACHE_DIR=$$(make -s numba-cache)` shares it
+numba-cache:
+	@echo $(NUMBA_CACHE_DIR)
+
+# `make check`, then the unit tests it leaves out (marked slow), then the notebooks (nbval), then
+# the book build, then the student edition with its check for answers (from the book build's
+# execution cache: no notebook runs twice), then the published site assembled from them (the
+# decks and every PDF, as `make site`), then the built pages and the assembled site in a browser
+test: check widget-js chromium
 	$(PY) tools/check_workflow.py --self-check .github/workflows/*.yml
-	$(PY) -m pytest -q -n auto --dist loadfile tests --ignore=tests/browser --ignore=tests/test_slides_pdf.py
+	$(PY) -m pytest -q -n auto --dist loadfile -m slow $(UNIT_TESTS)
 	$(PY) -m pytest -q -n auto --dist loadfile --nbval-lax book/
 	$(STATIC_PAGE) $(VENV)/bin/jupyter-book build . -W -n --keep-going
 	$(STUDENT_EDITION)

@@ -26,8 +26,12 @@ def main(argv=None):
     parser.add_argument("--model", default="rope")
     args = parser.parse_args(argv)
 
-    from usaav_edu.widgets import (ExperimentDashboard, SphereView, TrajectoryPlayer,
-                                   embedded_state_bytes)
+    from usaav_edu.widgets import (
+        ExperimentDashboard,
+        SphereView,
+        TrajectoryPlayer,
+        embedded_state_bytes,
+    )
 
     t0 = time.perf_counter()
     dash = ExperimentDashboard(args.model, n=args.n, t_max=args.t_max, debounce=0)

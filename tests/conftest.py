@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
+import usaav_edu as ue
+
 # Property tests: `make test` runs a fixed, reproducible sample of examples (derandomized, so a
 # CI result can be reproduced exactly); HYPOTHESIS_PROFILE=explore draws many fresh random ones.
 settings.register_profile("default", derandomize=True)
 settings.register_profile("explore", max_examples=1000, derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
-
-import usaav_edu as ue
 
 
 @pytest.fixture

@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import os
 import queue
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import book_site
 
-import book_site  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 #: outputs of the one cell; the reader waits READER_LAG_S before it reads any
 N_OUTPUTS = 20_000
@@ -69,11 +67,13 @@ def test_the_book_build_runs_its_notebooks_in_the_kernel_of_tools_book_kernel():
     assert parts == [str(book_site.BOOK_KERNELS), "/a"]
 
 
+@pytest.mark.slow
 def test_the_book_kernel_delivers_every_output_to_a_reader_that_lags(monkeypatch):
     seen, idle = outputs_received(book_kernel_name(), monkeypatch)
     assert (seen, idle) == (N_OUTPUTS, True)
 
 
+@pytest.mark.slow
 def test_the_stock_kernel_drops_outputs_when_its_reader_lags(monkeypatch):
     # why the build has a kernel of its own: the same cell in IPython's kernel loses messages
     pytest.importorskip("ipykernel")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from pathlib import Path
 
 import nbformat
@@ -145,11 +144,7 @@ def test_no_code_line_of_a_notebook_is_over_88_characters(path):
 
 def test_the_set_up_cell_fits():
     """The set-up cell heading every notebook comes from ``tools/setup_cell.py``."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import setup_cell
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
+    from tools import setup_cell
     url = "https://a-long-owner-name.github.io/usaav-edu"
     for spec in ("", "usaav-edu[all] @ git+https://github.com/owner/usaav-edu@" + "0" * 40,
                  "usaav-edu[all] @ git+https://github.com/owner/usaav-edu@v0.10.2rc1",

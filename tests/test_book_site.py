@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import book_site
 
-import book_site  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 PAGE = """<html><head><script>var head = 1;</script></head><body>
 <nav>the sidebar, not the article</nav>

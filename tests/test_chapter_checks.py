@@ -103,6 +103,7 @@ def test_every_chapter_has_a_perturbation():
     assert chapters == sorted(PERTURBED), f"chapters {chapters} and perturbations {sorted(PERTURBED)} differ"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chapter", sorted(PERTURBED))
 def test_checks_pass_or_explain_themselves(chapter):
     errors = run_with(chapter, PERTURBED[chapter])

@@ -156,7 +156,8 @@ def test_circle_density_uniform_normalized_and_formula():
     (lambda m, x: D.sphere_density(2 * x, m), ValueError, "x must hold unit vectors"),
     (lambda m, x: D.sphere_density(x[:, :2] / np.linalg.norm(x[:, :2], axis=1, keepdims=True),
                                    m), ValueError, r"x must hold points of the sphere"),
-    (lambda m, x: D.sphere_density(x, "mesh"), TypeError, "mesh must be a SphereMesh"),
+    (lambda m, x: D.sphere_density(x, "mesh"),  # type: ignore[arg-type]  # the bad input
+     TypeError, "mesh must be a SphereMesh"),
     (lambda m, x: D.sphere_density(x, D.circle_mesh(8)), ValueError, "mesh must be a mesh of "
                                                                      "the sphere"),
     (lambda m, x: D.circle_density(x, m), ValueError, "mesh must be a mesh of the circle"),

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tools import editions
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import editions  # noqa: E402
 
 SECRET = "The answer hides in a purple lighthouse beside the harbour wall"
 NB_SECRET = "Gradient ascent never lowers the energy of the particle system"
@@ -168,6 +168,7 @@ def _all_text(site: Path) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_normal_edition_shows_solutions_in_dropdowns(normal_site):
     page = (normal_site / "book" / "page.html").read_text()
     assert SECRET in editions.site_text(normal_site / "book" / "page.html")
@@ -185,6 +186,7 @@ def test_normal_edition_shows_solutions_in_dropdowns(normal_site):
     assert NB_SECRET in found and "solution-check cell" in found and "in a download" in found
 
 
+@pytest.mark.slow
 def test_student_edition_has_no_solution_text(student_site):
     text = _all_text(student_site)
     for secret in (SECRET, NB_SECRET, 'print("solution code")', "solution code"):
@@ -199,6 +201,7 @@ def test_student_edition_has_no_solution_text(student_site):
     assert not editions.find_leaks(student_site, editions.solution_texts(student_site.parents[2]))
 
 
+@pytest.mark.slow
 def test_student_edition_leaves_out_tagged_cells(student_site):
     """The cell tagged solution-check is gone from the page (code and output) and the download;
     the other cells and their outputs stay."""
@@ -213,6 +216,7 @@ def test_student_edition_leaves_out_tagged_cells(student_site):
     assert not leaks
 
 
+@pytest.mark.slow
 def test_student_edition_reuses_the_execution_cache(tiny_book, student_site):
     """Built after the full edition, the student edition runs no notebook: the notebook counts
     its executions, and the count is still one; the page shows the outputs of the cache."""
@@ -222,6 +226,7 @@ def test_student_edition_reuses_the_execution_cache(tiny_book, student_site):
     assert Path(cfg["execute"]["cache"]) == (tiny_book / "_build" / ".jupyter_cache").resolve()
 
 
+@pytest.mark.slow
 def test_student_edition_with_a_cold_cache_executes(tmp_path):
     """Without a full build first, the student edition runs the notebook (correct, only slower)."""
     root = _make_tiny_book(tmp_path / "cold")
@@ -234,6 +239,7 @@ def test_student_edition_with_a_cold_cache_executes(tmp_path):
     assert PUBLIC_OUTPUT in page and "4217" not in page
 
 
+@pytest.mark.slow
 def test_the_key_of_a_problem_set_is_in_the_full_edition_only(normal_site, student_site):
     """A problem set's key (between editions.KEY_BEGIN and KEY_END): on the page of the full
     edition, gone entirely from the student edition's page and download, and the check that
@@ -254,6 +260,7 @@ def test_the_key_of_a_problem_set_is_in_the_full_edition_only(normal_site, stude
     assert any("the key of a problem set" in p for p in keyed)
 
 
+@pytest.mark.slow
 def test_links_to_the_instructor_guide_become_plain_text(student_site):
     """Every kind of link to a page the student edition leaves out builds with -W -n (the
     fixture) and shows as plain text naming the page: no link, no raw target."""
@@ -266,6 +273,7 @@ def test_links_to_the_instructor_guide_become_plain_text(student_site):
         assert piece in text
 
 
+@pytest.mark.slow
 def test_student_edition_leaves_out_the_instructor_guide(normal_site, student_site):
     assert (normal_site / "book" / "seminar" / "instructor_guide.html").is_file()
     assert not (student_site / "book" / "seminar" / "instructor_guide.html").exists()

@@ -13,13 +13,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from ipywidgets.embed import dependency_state  # noqa: E402
-from ipywidgets.widgets import widget as registry  # noqa: E402
+import numpy as np
+import pytest
+from ipywidgets.embed import dependency_state
+from ipywidgets.widgets import widget as registry
 
-import usaav_edu as ue  # noqa: E402
-from usaav_edu import widgets as W  # noqa: E402
+import usaav_edu as ue
+from usaav_edu import widgets as W
 
 BETAS = (0.5, 1.0, 2.0, 4.0)
 
@@ -295,6 +295,7 @@ def test_from_experiment_refuses_bad_grids_before_simulating(grid, fixed, error,
         W.Explorer.from_experiment(grid, fixed=fixed, t_max=1.0, n_frames=6)
 
 
+@pytest.mark.slow
 def test_a_live_kernel_draws_fewer_tokens_where_a_share_cannot_hold_them(monkeypatch):
     # each of 4 runs of 256 tokens gets about 400 kB; two frames of 256 tokens need 659 kB
     runs = {b: fake_run(n=256, frames=101, seed=k, beta=b) for k, b in enumerate(BETAS)}

@@ -370,6 +370,7 @@ def test_cost_model_and_crossover():
         cost.estimated_seconds("fast", -1, 3, 1.0, 1e-10)
 
 
+@pytest.mark.slow
 def test_loop_kernels_vectorize_on_their_own_and_reload_from_cache(tmp_path):
     """In a fresh process the loop kernels are SIMD code by themselves; then the cache reloads.
 

@@ -2,13 +2,13 @@
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import usaav_edu as ue  # noqa: E402
-from usaav_edu import reductions  # noqa: E402
-from usaav_edu.figures import ch01 as figs  # noqa: E402
+import usaav_edu as ue
+from usaav_edu import reductions
+from usaav_edu.figures import ch01 as figs
 
 
 @pytest.fixture(autouse=True)

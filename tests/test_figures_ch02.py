@@ -3,14 +3,14 @@ value of beta, in order, labelled beta, within its share of the page."""
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import usaav_edu as ue  # noqa: E402
-from usaav_edu import reductions  # noqa: E402
-from usaav_edu.figures import ch02 as figs  # noqa: E402
-from usaav_edu.widgets import embedded_state_bytes  # noqa: E402
+import usaav_edu as ue
+from usaav_edu import reductions
+from usaav_edu.figures import ch02 as figs
+from usaav_edu.widgets import embedded_state_bytes
 
 
 @pytest.fixture(autouse=True)

@@ -2,11 +2,11 @@
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-import usaav_edu as ue  # noqa: E402
-from usaav_edu.figures import ch03 as figs  # noqa: E402
+import usaav_edu as ue
+from usaav_edu.figures import ch03 as figs
 
 
 def test_slices_draw_the_diameters_the_spread_and_the_energy():

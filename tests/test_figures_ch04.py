@@ -9,13 +9,13 @@ import re
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import usaav_edu as ue  # noqa: E402
-from usaav_edu import laws  # noqa: E402
-from usaav_edu.figures import ch04 as figs  # noqa: E402
+import usaav_edu as ue
+from usaav_edu import laws
+from usaav_edu.figures import ch04 as figs
 
 #: symbols written out in words outside $...$ (as tests/test_book_layout.py reads labels)
 WORDS = re.compile(r"\b(beta|omega|theta|xi|t_max)\b")
@@ -71,7 +71,7 @@ def test_metastability_draws_one_panel_per_snapshot_and_one_staircase_per_beta()
     spheres, counts = fig.axes[:-1], fig.axes[-1]
     assert len(spheres) == 2
     # one black circle per gauge cluster's height, drawn at that height
-    for ax, (_, heights) in zip(spheres, snapshots):
+    for ax, (_, heights) in zip(spheres, snapshots, strict=True):
         circles = [ln for ln in ax.get_lines() if ln.get_color() in ("black", "k")]
         assert sorted(round(float(np.mean(ln.get_data_3d()[2])), 6) for ln in circles) == \
             sorted(heights)

@@ -9,15 +9,15 @@ import re
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import usaav_edu as ue  # noqa: E402
-from usaav_edu.figures import ch05 as figs  # noqa: E402
+import usaav_edu as ue
+from usaav_edu.figures import ch05 as figs
 
 
-def rope_run(omegas=(1.0, np.sqrt(2.0)), d=4, n=6, rotate_values=True, frames=5, seed=0):
+def rope_run(omegas=(1.0, 2.0 ** 0.5), d=4, n=6, rotate_values=True, frames=5, seed=0):
     model = ue.models.rope(beta=1.0, omegas=omegas, d=d, rotate_values=rotate_values)
     return ue.simulate(model, ue.sphere.uniform(n, d, seed=seed), np.arange(n, dtype=float),
                        t_max=1.0, n_frames=frames, seed=seed)

@@ -9,13 +9,13 @@ import re
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import usaav_edu as ue  # noqa: E402
-from usaav_edu import laws  # noqa: E402
-from usaav_edu.figures import ch06 as figs  # noqa: E402
+import usaav_edu as ue
+from usaav_edu import laws
+from usaav_edu.figures import ch06 as figs
 
 
 def prefix_run(n=6, k=2, beta=1.0, t_max=1.0, frames=5, seed=0):

@@ -158,4 +158,4 @@ def test_three_panels_fit_the_text_column_at_1280_px(abstract):
     widths = [int(p.layout.min_width.removesuffix("px")) for p in panels]
     margins = [sum(int(v.removesuffix("px")) for v in p.layout.margin.split()[1::2]) for p in panels]
     assert sum(widths) + sum(margins) <= column
-    assert all(p.children[0].renderer.width <= w for p, w in zip(panels, widths))
+    assert all(p.children[0].renderer.width <= w for p, w in zip(panels, widths, strict=True))

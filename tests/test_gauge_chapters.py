@@ -105,7 +105,7 @@ def test_explorers_offer_at_least_8_increasing_values(chapter):
                     if isinstance(target, ast.Name) and target.id in EXPLORER_GRIDS[chapter]:
                         values[target.id] = ast.literal_eval(node.value)
                     elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
-                        for t, v in zip(target.elts, node.value.elts):
+                        for t, v in zip(target.elts, node.value.elts, strict=True):
                             if isinstance(t, ast.Name) and t.id in EXPLORER_GRIDS[chapter]:
                                 values[t.id] = ast.literal_eval(v)
     assert sorted(values) == sorted(EXPLORER_GRIDS[chapter]), f"{chapter}: grids {values}"

@@ -146,6 +146,7 @@ def test_pair_sums_property(inputs):
     assert rel_err(z_p, z[perm]) < RTOL
 
 
+@pytest.mark.slow
 def test_loop_kernels_vectorize_on_their_own_and_reload_from_cache(tmp_path):
     """In a fresh process every row kernel is SIMD code by itself; then a reload from the cache runs.
 

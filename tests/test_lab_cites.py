@@ -171,6 +171,12 @@ def _citations(page: str) -> list[str]:
     return re.findall(r'<span class="bibtex-citation".*?</span>', page, re.S)
 
 
+def _entries(page: str) -> list[str]:
+    """The page's bibliography as printed: each ``doc-biblioentry`` block."""
+    return re.findall(r'<div class="citation" id="[^"]+" role="doc-biblioentry">.*?</div>', page,
+                      re.S)
+
+
 def _text(span: str) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", "", span)).split())
 
@@ -234,6 +240,7 @@ def role_page(bib):
     return "\n\n".join(lines) + "\n" + BIBLIOGRAPHY
 
 
+@pytest.mark.slow
 def test_the_texts_are_what_the_book_prints(tmp_path, bib, role_page):
     page = _build(tmp_path / "roles", {"cited.md": role_page}, extension=False)["cited.md"]
     printed = [_text(s) for s in _citations(page)]
@@ -247,6 +254,7 @@ def test_the_texts_are_what_the_book_prints(tmp_path, bib, role_page):
     assert printed == [_plain(e) for e in expected]
 
 
+@pytest.mark.slow
 def test_the_links_give_the_book_the_same_citations(tmp_path, role_page):
     links, changes = lab_cites.rewrite(role_page, lab_cites.read_bib(), "x-")
     assert changes and "{cite" not in links
@@ -258,11 +266,10 @@ def test_the_links_give_the_book_the_same_citations(tmp_path, role_page):
         assert _citations(roles[name]), f"{name}: no citation printed"
         assert _citations(from_links[name]) == _citations(roles[name]), name
         # the bibliography lists the same entries
-        entries = lambda p: re.findall(r'<div class="citation" id="[^"]+" role="doc-biblioentry">'
-                                       r'.*?</div>', p, re.S)
-        assert entries(from_links[name]) == entries(roles[name]) != []
+        assert _entries(from_links[name]) == _entries(roles[name]) != []
 
 
+@pytest.mark.slow
 def test_a_stale_text_fails_the_book_build(tmp_path):
     page = "# Stale\n\n[[Su, 2020]](#cite:p:x-su2021roformer)\n\n" + BIBLIOGRAPHY
     with pytest.raises(BuildFailed, match="not written as the book prints it"):

@@ -79,7 +79,9 @@ def test_orbit_phase_reads_rotation_angle():
 
 
 def test_ks_statistic_known_values():
-    cdf = lambda t: np.clip(np.asarray(t) / 2.0, 0, 1)  # uniform on [0, 2]
+    def cdf(t):  # uniform on [0, 2]
+        return np.clip(np.asarray(t) / 2.0, 0, 1)
+
     assert abs(laws.ks_statistic([1.0], cdf) - 0.5) < 1e-15
     assert abs(laws.ks_statistic([0.0, 0.0], cdf) - 1.0) < 1e-15
     # an iid sample stays under the 5% threshold most of the time; a wrong law does not

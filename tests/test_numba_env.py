@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "usaav_edu"
 
 SCRIPT = """
@@ -41,7 +43,7 @@ def unwritable_install(root):
     site = root / "site"
     shutil.copytree(PACKAGE, site / "usaav_edu",
                     ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
-    for folder, dirs, files in os.walk(site):
+    for folder, _, files in os.walk(site):
         if "__init__.py" in files:
             (Path(folder) / "__pycache__").write_text("not a folder\n")
     blocker = root / "blocker"
@@ -53,6 +55,7 @@ def unwritable_install(root):
     return site, env
 
 
+@pytest.mark.slow
 def test_import_falls_back_to_a_temporary_cache_folder(tmp_path):
     site, env = unwritable_install(tmp_path)
     done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, cwd=tmp_path, capture_output=True,
@@ -147,6 +150,7 @@ def _fresh_cache_env(cache, **extra):
     return env
 
 
+@pytest.mark.slow
 def test_a_cold_cache_says_once_that_the_kernels_compile(tmp_path):
     """First run of an installation: one line before the ~30 s of compiling; warm: silence."""
     import usaav_edu

@@ -42,10 +42,9 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from tools import book_launch, setup_cell
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import book_launch  # noqa: E402
-import setup_cell  # noqa: E402
 
 CHAPTER = "ch03_conditional_dirac"  # a chapter that runs in seconds
 REPO = "https://github.com/someone/usaav-edu"
@@ -241,8 +240,9 @@ def _run_cell(where, monkeypatch, *, installed=True, colab=False, installs=False
     (recorded, not run) pip install makes it importable; ``shell`` keeps the record when the
     cell raises.
     """
-    from IPython.core.inputtransformer2 import TransformerManager
     import importlib.util
+
+    from IPython.core.inputtransformer2 import TransformerManager
 
     code = TransformerManager().transform_cell(_cell_code(where))
     shell = _Shell() if shell is None else shell
@@ -427,6 +427,7 @@ def _links(page: Path) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 def test_without_a_repository_url_pages_have_no_repository_link_or_launch_buttons(tiny_book):
     site = _build(tiny_book, "_config.yml", "out_plain")
     page = site / "book" / "nb.html"
@@ -441,6 +442,7 @@ def test_without_a_repository_url_pages_have_no_repository_link_or_launch_button
     assert "enable_custom_widget_manager" not in page.read_text()
 
 
+@pytest.mark.slow
 def test_with_a_repository_url_pages_link_it_and_launch_binder_colab_jupyterhub(tiny_book):
     site = _build(tiny_book, "_config_url.yml", "out_url")
     links = _links(site / "book" / "nb.html")
@@ -617,6 +619,7 @@ def dist(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_build_makes_an_sdist_and_a_wheel_with_every_module(dist):
     wheels, sdists = list(dist.glob("*.whl")), list(dist.glob("*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1
@@ -692,6 +695,7 @@ def fresh_venv(dist, tmp_path_factory) -> types.SimpleNamespace:
     return types.SimpleNamespace(venv=venv, env=env, cli=cli, out=out, core=core)
 
 
+@pytest.mark.slow
 def test_cli_simulates_from_the_installed_wheel(fresh_venv):
     r = fresh_venv.cli  # with the core dependencies only
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
@@ -701,6 +705,7 @@ def test_cli_simulates_from_the_installed_wheel(fresh_venv):
     assert traj.x.shape[1:] == (8, 3) and traj.t[-1] == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_the_core_install_simulates_and_names_the_extra_a_missing_part_needs(fresh_venv):
     r = fresh_venv.core
     assert r.returncode == 0, r.stderr[-3000:]
@@ -735,6 +740,7 @@ def _downloadable_chapter() -> Path:
     return source
 
 
+@pytest.mark.slow
 def test_a_downloaded_chapter_runs_top_to_bottom_in_the_fresh_environment(fresh_venv, tmp_path):
     venv, env = fresh_venv.venv, fresh_venv.env
     nb = tmp_path / f"{CHAPTER}.ipynb"

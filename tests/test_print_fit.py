@@ -3,15 +3,13 @@ layouts given here (the trial prints it reads them from are tested in
 tests/browser/test_print_layout.py)."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import print_pdf
 
-import print_pdf  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 PAGE_PX = print_pdf.A4_HEIGHT_MM / print_pdf.MM_PER_PX
 BOTTOM = 1 - print_pdf.MARGINS_MM["bottom"] / print_pdf.A4_HEIGHT_MM

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import sys
 import xml.etree.ElementTree as ET
 import zipfile
 from html import unescape
@@ -30,13 +29,11 @@ import numpy as np
 import pytest
 
 import usaav_edu as ue
+from tools import editions, quiz_qti
 from usaav_edu import quizzes
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
-sys.path.insert(0, str(ROOT / "tools"))
-import editions  # noqa: E402
-import quiz_qti  # noqa: E402
 
 SESSIONS = list(range(1, 10))
 #: a numeric answer's range: at most this relative width around its value (absolute at 0)
@@ -351,7 +348,7 @@ def _qti_items(path: Path):
 def test_qti_packages_hold_every_question_with_its_correct_answer(tmp_path):
     paths = quiz_qti.write(tmp_path)
     assert [p.name for p in paths] == [f"session{k:02d}.zip" for k in SESSIONS]
-    for session, path in zip(SESSIONS, paths):
+    for session, path in zip(SESSIONS, paths, strict=True):
         items, ns, pre = _qti_items(path)
         by_title = {item.get("title"): item for item in items}
         qs = bank(session)["questions"]

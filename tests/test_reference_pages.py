@@ -9,19 +9,17 @@ import inspect
 import json
 import re
 import shutil
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tools import results_index
+
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 REFERENCE = BOOK / "reference"
-sys.path.insert(0, str(ROOT / "tools"))
-
-import results_index  # noqa: E402
 
 import usaav_edu  # noqa: E402
 

@@ -7,17 +7,15 @@ import datetime as dt
 import json
 import re
 import shutil
-import sys
-import zoneinfo
 from pathlib import Path
 
 import icalendar
 import pytest
 import yaml
 
+from tools import seminar_plan as sp
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import seminar_plan as sp  # noqa: E402
 
 WORDS = {"eight": 8, "nine": 9, "ten": 10}
 
@@ -146,7 +144,7 @@ def test_calendar_has_one_event_per_session_at_its_date_and_time(plan, conf):
     got = events(sp.calendar(plan, conf))
     dated = sp.session_dates(plan, conf)
     assert len(got) == len(dated) == 10
-    for event, (s, day) in zip(got, dated):
+    for event, (s, day) in zip(got, dated, strict=True):
         start, end = event.decoded("dtstart"), event.decoded("dtend")
         assert start.date() == day and start.time() == conf["time"]
         assert start.tzinfo.key == conf["time_zone"].key if hasattr(start.tzinfo, "key") else True
@@ -204,7 +202,7 @@ def test_every_card_has_its_agenda_demo_and_questions(plan):
     text = (ROOT / "book" / "seminar" / "cards.md").read_text(encoding="utf-8")
     cards = text.split("```{rst-class} seminar-card")[1:]
     assert len(cards) == len(plan["sessions"])
-    for s, card in zip(plan["sessions"], cards):
+    for s, card in zip(plan["sessions"], cards, strict=True):
         for a, b, _ in s["agenda"]:
             assert f"| {a} to {b} |" in card, (s["number"], a)
         assert s["demo"]["code"].strip() in card
@@ -224,6 +222,13 @@ def test_refuses_to_write_over_a_folder(tmp_path):
 
 
 # ------------------------------------------------------------------------------- one set of numbers
+
+
+def _link_target(pattern: str, cell: str) -> str:
+    """The page a table's first cell links to (``table_rows`` picked the row by its link)."""
+    found = re.search(pattern, cell)
+    assert found, f"no link in the cell {cell!r}"
+    return found.group(1)
 
 
 def table_rows(text: str, first: str) -> list[list[str]]:
@@ -268,10 +273,10 @@ def disagreements(root: Path, plan: dict) -> list[str]:
     parts = sp.part_counts(plan)
     stated = re.search(r"the (\d+) exercises of the (\w+) chapters \((\d+) in Part I, (\d+) in Part II, "
                        r"(\d+) in Part III\)", index)
-    want = (total, len(plan["chapters"]), parts[1]["exercises"], parts[2]["exercises"], parts[3]["exercises"])
+    counts = (total, len(plan["chapters"]), parts[1]["exercises"], parts[2]["exercises"], parts[3]["exercises"])
     if not stated or (int(stated.group(1)), WORDS.get(stated.group(2), stated.group(2)),
-                      *map(int, stated.groups()[2:])) != want:
-        out.append(f"seminar page: exercises {stated and stated.groups()}, the plan has {want}")
+                      *map(int, stated.groups()[2:])) != counts:
+        out.append(f"seminar page: exercises {stated and stated.groups()}, the plan has {counts}")
 
     times = section(read("book/start.md"), "## Reading times")
     header = table_rows(times, "page")
@@ -280,7 +285,7 @@ def disagreements(root: Path, plan: dict) -> list[str]:
         out.append("Before you start: no column with the seminar's study times")
     else:
         for cells in table_rows(times, r"(\d\. )?\{doc\}`[^`]+`"):
-            page = re.search(r"`([^`]+)`", cells[0]).group(1)
+            page = _link_target(r"`([^`]+)`", cells[0])
             want = chapters[page]["reading_minutes"] if page in chapters else (
                 plan["widgets_page"]["reading_minutes"] if page == plan["widgets_page"]["page"] else None)
             got = cells[column]
@@ -295,7 +300,7 @@ def disagreements(root: Path, plan: dict) -> list[str]:
     if headings != [s["number"] for s in plan["sessions"]]:
         out.append(f"guide: sessions {headings}")
     for cells in table_rows(section(guide, "### Reading load"), r"\d, \{doc\}`[^`]+`"):
-        page = re.search(r"`\.\./([^`]+)`", cells[0]).group(1)
+        page = _link_target(r"`\.\./([^`]+)`", cells[0])
         c = chapters[page]
         if [int(x) for x in cells[1:4]] != [c["words"], c["code_cells"], c["reading_minutes"]]:
             out.append(f"guide: reading load of {page} {cells[1:4]}")

@@ -5,16 +5,13 @@ The assembled site of the real builds is checked in tests/browser/test_published
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import assemble_site, book_site
 
-import assemble_site  # noqa: E402
-import book_site  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 TITLES = {"index": "Home", "book/ch01_particles": "Tokens as particles",
           "book/ch02_metastability": "Metastability", "book/seminar/index": "The seminar",

@@ -34,10 +34,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tools import print_pdf, slides
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import print_pdf  # noqa: E402
-import slides  # noqa: E402
 
 SITE = Path(os.environ.get("USAAV_BOOK_HTML", ROOT / "_build" / "html")).resolve()
 OUTLINES = slides.outline_paths()
@@ -599,7 +598,9 @@ def _pdf_pictures(pdf: Path) -> list:
     from pypdf import PdfReader
 
     reader = PdfReader(io.BytesIO(pdf.read_bytes()))
-    return [im.image.convert("RGB") for page in reader.pages for im in page.images]
+    pictures = [im.image for page in reader.pages for im in page.images]
+    assert all(p is not None for p in pictures), f"{pdf}: an image pypdf cannot decode"
+    return [p.convert("RGB") for p in pictures if p is not None]
 
 
 def test_print_moves_a_player_to_the_last_frame_of_its_run(chromium, tmp_path):
@@ -607,7 +608,7 @@ def test_print_moves_a_player_to_the_last_frame_of_its_run(chromium, tmp_path):
     second at its last: once the printer has moved both to the end of the run, the first shows
     what the second showed at once (up to the time bead) and no longer its first frame."""
     sys.path.insert(0, str(ROOT))
-    from tests.browser.pages import WIDGET_JS, export_page
+    from browser.pages import WIDGET_JS, export_page
 
     if not (WIDGET_JS / "embed-amd.js").is_file():
         pytest.skip("widget JavaScript not installed (make widget-js)")

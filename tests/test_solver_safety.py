@@ -165,8 +165,9 @@ def _overshooting(monkeypatch, excess):
     """RK4 that moves every token ``1 + excess`` times as far as it should: a tangent error."""
     rk4 = integrators.METHODS["rk4"]
     exact = rk4.advance
+    default = integrators.Control()
 
-    def advance(yt, t, t_end, h, field, control=integrators.Control(), controller=None, work=None):
+    def advance(yt, t, t_end, h, field, control=default, controller=None, work=None):
         start = yt.copy()
         res = exact(yt, t, t_end, h, field, control, controller, work)
         yt += excess * (yt - start)

@@ -32,7 +32,9 @@ def test_cosine_of_integer_frequency_peaks_at_that_frequency(omega):
 
 def test_coefficients_are_eigenvalues_of_the_circulant_matrix():
     n = 12
-    b = lambda t: np.exp(-np.minimum(np.abs(t), 2 * np.pi - np.abs(t))) * np.cos(2 * t)
+    def b(t):
+        return np.exp(-np.minimum(np.abs(t), 2 * np.pi - np.abs(t))) * np.cos(2 * t)
+
     xi = sp.circle_positions(n)
     big_b = b(np.mod(xi[:, None] - xi[None, :], 2 * np.pi))
     _, bhat = sp.bias_fourier(b, n)

@@ -215,7 +215,7 @@ def test_kernel_without_the_dense_bias_holds_no_params_until_asked():
     light = m.kernel(x0, xi, dense_bias=False)
     assert light.params is None and not light.dense_bias
     with pytest.raises(ValueError, match="dense_bias=False"):
-        light.bias
+        _ = light.bias
     dense = light.with_dense_bias()
     reference = m.kernel(x0, xi)
     assert np.array_equal(dense.bias, reference.bias) and dense.facts == reference.facts

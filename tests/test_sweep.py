@@ -46,6 +46,7 @@ def client():
     cluster.close()
 
 
+@pytest.mark.slow
 def test_a_sweep_at_the_top_level_of_a_script_runs_once(tmp_path):
     # the script imports a set-up of its own from a module beside it, and is run from another
     # folder: the workers find that module (they get the caller's sys.path)
@@ -121,6 +122,7 @@ def _serial(name, t_max, keywords, **solver):
     return traj, diagnostics.summary(traj)
 
 
+@pytest.mark.slow
 def test_local_cluster_equals_the_serial_loop_bit_for_bit():
     grid = {"beta": [0.5, 2.0], "seed": [0, 1, 2]}
     ds = ue.sweep("rope", grid, t_max=3.0, n=24, n_frames=7, time_series=True, workers=2,
@@ -147,6 +149,7 @@ def _cell(bias, omega, beta, n, d, seed):
             spectral.circle_positions(n))
 
 
+@pytest.mark.slow
 def test_the_phase_diagram_as_a_sweep_is_the_serial_phase_diagram(client):
     rows = spectral.phase_diagram(biases=("distance", "cosine"), omegas=(0.5, 2.0),
                                   betas=(0.0, 1.0), n=12, d=3, t_max=5.0, seed=3)
@@ -162,6 +165,7 @@ def test_the_phase_diagram_as_a_sweep_is_the_serial_phase_diagram(client):
         assert cell["phase"].item() == r["phase"]
 
 
+@pytest.mark.slow
 def test_a_failing_point_is_recorded_and_the_others_are_kept(client, tmp_path):
     # beta = 60 is refused by simulate's work estimate (about 1e24 RK4 steps)
     store = tmp_path / "f.zarr"
@@ -180,6 +184,7 @@ def test_a_failing_point_is_recorded_and_the_others_are_kept(client, tmp_path):
     assert again.identical(ds)
 
 
+@pytest.mark.slow
 def test_t_max_may_depend_on_the_point(client):
     ds = ue.sweep("sa", {"beta": [1.0, 3.0]}, t_max=lambda beta, **_: 2.0 * beta, n=8, d=2,
                   method="dopri5", n_frames=5, client=client, progress=False,
@@ -208,6 +213,7 @@ def test_bad_arguments_are_refused_before_anything_runs(tmp_path):
         ue.sweep("usa", {"seed": [1]}, t_max=1.0, store=tmp_path / "other")
 
 
+@pytest.mark.slow
 def test_a_store_made_with_other_arguments_is_refused(tmp_path, client):
     store = tmp_path / "s.zarr"
     first = ue.sweep("usa", {"beta": [1.0, 2.0]}, t_max=1.0, n=8, store=store, client=client,
@@ -257,6 +263,7 @@ def _group_is_gone(pid):
     return False
 
 
+@pytest.mark.slow
 def test_a_killed_sweep_resumes_with_only_the_missing_points(tmp_path):
     store = tmp_path / "rope.zarr"
     args = [*SWEEP, "--store", str(store), "--workers", "2"]
@@ -289,6 +296,7 @@ def test_a_killed_sweep_resumes_with_only_the_missing_points(tmp_path):
         assert ds["spread"].sel(beta=beta, seed=seed).item() == s["spread"]
 
 
+@pytest.mark.slow
 def test_ctrl_c_is_one_line_naming_the_points_kept(tmp_path, monkeypatch, capsys, client):
     """The command's answer to Ctrl-C in the middle of a sweep (the workers ignore it)."""
     from usaav_edu.cli import main
@@ -317,6 +325,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_a_real_scheduler_and_two_workers_give_the_local_result(tmp_path, client):
     dask = str(Path(sys.executable).parent / "dask")
     port = _free_port()

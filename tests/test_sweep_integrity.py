@@ -74,6 +74,7 @@ def test_the_checksum_is_of_the_values_and_the_index():
     assert point_checksum((0,), {"a": float("nan")}) == point_checksum((0,), {"a": -np.nan})
 
 
+@pytest.mark.slow
 def test_a_deleted_chunk_is_run_again_and_the_result_is_a_clean_run(clean, client, tmp_path):
     store = _copy(clean, tmp_path)
     os.remove(store / "energy" / "1")
@@ -86,6 +87,7 @@ def test_a_deleted_chunk_is_run_again_and_the_result_is_a_clean_run(clean, clien
     assert stored_points(store) == (3, 3)
 
 
+@pytest.mark.slow
 def test_read_store_is_the_sweep_verified(clean, tmp_path):
     ds = read_store(clean[0])
     assert ds.drop_vars("session").identical(clean[1])
@@ -101,6 +103,7 @@ def test_read_store_is_the_sweep_verified(clean, tmp_path):
     assert np.isnan(ds["energy"].values[2]) and ds["session"].values.tolist() == [1, 1, 0]
 
 
+@pytest.mark.slow
 def test_a_flipped_bit_is_detected_and_the_point_runs_again(clean, client, tmp_path):
     store = _copy(clean, tmp_path)
     chunk = store / "spread" / "2"
@@ -116,6 +119,7 @@ def test_a_flipped_bit_is_detected_and_the_point_runs_again(clean, client, tmp_p
     assert again.identical(clean[1])
 
 
+@pytest.mark.slow
 def test_the_command_runs_a_truncated_point_again_and_says_so_in_one_line(
         clean, client, tmp_path, monkeypatch, capsys):
     store = _copy(clean, tmp_path)
@@ -135,6 +139,7 @@ def test_the_command_runs_a_truncated_point_again_and_says_so_in_one_line(
     assert again.identical(clean[1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["energy/.zarray", ".zmetadata"])
 def test_an_edited_shape_is_one_line_naming_the_store_and_the_variable(clean, tmp_path, capsys,
                                                                        where):
@@ -151,6 +156,7 @@ def test_an_edited_shape_is_one_line_naming_the_store_and_the_variable(clean, tm
                                f"energy has shape (4,)")
 
 
+@pytest.mark.slow
 def test_a_store_without_checksums_is_refused(clean, tmp_path):
     store = _copy(clean, tmp_path)
     for name, keys in ((".zattrs", ()), (".zmetadata", ("metadata", ".zattrs"))):

@@ -468,7 +468,8 @@ def test_the_attribute_groups_read_the_same_values(rope_traj):
 
 @pytest.mark.parametrize("make, error, words", [
     (lambda: ue.models.RopeGauge((float("nan"),)), ValueError, "omegas\\[0\\] must be finite"),
-    (lambda: ue.models.RopeGauge("12"), TypeError, "omegas must be a sequence"),
+    (lambda: ue.models.RopeGauge("12"), TypeError,  # type: ignore[arg-type]  # the bad input
+     "omegas must be a sequence"),
     (lambda: ue.models.RopeGauge((1.0, 2.0), 3), ValueError, "one frequency per rotation plane"),
     (lambda: ue.models.FrameGauge(np.full((1, 3, 3), 0.5)), ValueError,
      "frames must be orthogonal"),

@@ -64,7 +64,7 @@ def finishes(fn, timeout=30.0, unblock=None):
     def run():
         try:
             box["result"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+        except BaseException as exc:  # handed back to the test
             box["error"] = exc
 
     thread = threading.Thread(target=run, daemon=True)

@@ -85,19 +85,19 @@ def test_each_camera_sees_its_own_sphere_only(rope_run):
 
     tw = TwinView(rope_run, max_frames=4)
     centres = [np.asarray(g.position) for g in tw.groups]
-    for camera, own, other in zip(tw.cameras, centres, centres[::-1]):
+    for camera, own, other in zip(tw.cameras, centres, centres[::-1], strict=True):
         pos = np.asarray(camera.position)
         assert np.linalg.norm(pos - own) + 1.0 < FAR            # its sphere is within reach
         assert np.linalg.norm(pos - other) - 1.0 > FAR          # the other is beyond the far plane
     # in its group's own coordinates (p -> scale * (p - centre)) each camera sits at the same
     # place with the same up, so the two spheres are seen from the same side
     local = [np.asarray(g.scale) * (np.asarray(cam.position) - np.asarray(g.position))
-             for cam, g in zip(tw.cameras, tw.groups)]
-    ups = [np.asarray(g.scale) * np.asarray(cam.up) for cam, g in zip(tw.cameras, tw.groups)]
+             for cam, g in zip(tw.cameras, tw.groups, strict=True)]
+    ups = [np.asarray(g.scale) * np.asarray(cam.up) for cam, g in zip(tw.cameras, tw.groups, strict=True)]
     assert np.allclose(local[0], local[1]) and np.allclose(ups[0], ups[1]), (local, ups)
     # the orbit controls aim each camera at its own sphere, on the line through the origin
     # (where the controls aim a camera before the reader touches it)
-    for camera, controls, centre in zip(tw.cameras, tw.controls, centres):
+    for camera, controls, centre in zip(tw.cameras, tw.controls, centres, strict=True):
         assert np.allclose(controls.target, centre)
         pos = np.asarray(camera.position)
         # the centre lies between the camera and the origin: pos = s * centre with s > 1

@@ -6,6 +6,7 @@ the trapezoid rule of the energy identity).  The chapter checks the physics befo
 numerics, so the first ``check failed:`` line names the collapse, not the frames.
 """
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 from test_chapter_checks import BOOK, assigned, parameter_cell
@@ -32,6 +33,7 @@ def printed_lines(nb):
             for line in out.text.splitlines()]
 
 
+@pytest.mark.slow
 def test_chapter_1_at_beta_4_runs_to_its_end_and_names_the_real_reason_first(monkeypatch):
     nb = run_in_warn_mode(monkeypatch)
     code = [c for c in nb.cells if c.cell_type == "code"

@@ -7,12 +7,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import usaav_edu as ue  # noqa: E402
-from usaav_edu import widgets as W  # noqa: E402
-from usaav_edu.widgets.colors import CYCLIC_STEPS, PLAIN_COLOR, PROMPT_PALETTE  # noqa: E402
+import usaav_edu as ue
+from usaav_edu import widgets as W
+from usaav_edu.widgets.colors import CYCLIC_STEPS, PLAIN_COLOR, PROMPT_PALETTE
 
 T_MAX = 2.0  # short runs: the widgets are under test here, not the solver
 
@@ -667,7 +667,7 @@ def test_every_time_bar_has_a_label_that_plays_with_its_clip():
     twin = W.TwinView(run("rope", n=8), max_frames=5)
     span = float(twin.keyframe_times[-1])
     labels = []
-    for prefix, camera in zip("xy", twin.cameras):
+    for prefix, camera in zip("xy", twin.cameras, strict=True):
         hud = [g for g in camera.children if g.name.startswith("hud")][0]
         label = next(o for o in hud.children if o.name == f"tclock{prefix}")
         labels.append(label)
@@ -689,8 +689,12 @@ def test_a_players_fixed_bytes_hold_its_time_bar():
     """``BYTES_FIXED`` is what a player embeds besides its tokens, their materials and its
     keyframes (the time bar and its label included): measured, within a few per cent, on runs
     of two frames (a keyframe's estimate is generous, and many frames would hide the rest)."""
-    from usaav_edu.widgets.player import (BYTES_FIXED, BYTES_PER_COLOUR, BYTES_PER_TOKEN,
-                                          BYTES_PER_TOKEN_FRAME)
+    from usaav_edu.widgets.player import (
+        BYTES_FIXED,
+        BYTES_PER_COLOUR,
+        BYTES_PER_TOKEN,
+        BYTES_PER_TOKEN_FRAME,
+    )
     for n in (1, 8):
         player = W.TrajectoryPlayer(fake_trajectory(n=n, frames=2))
         k = len(player.frame_indices)

@@ -29,8 +29,15 @@ from sphinx.errors import ConfigError
 from tools.book_site import BASEURL_ENV, SITE_PARTS, base_url, drop_duplicates
 from tools.print_pdf import shown_models
 
-from .pages import (SITE, is_harmless, is_harmless_warning, site_pages, wait_for, widget_pages,
-                    widget_state)
+from .pages import (
+    SITE,
+    is_harmless,
+    is_harmless_warning,
+    site_pages,
+    wait_for,
+    widget_pages,
+    widget_state,
+)
 
 PAGES = site_pages()
 WIDGET_PAGES = set(widget_pages())

@@ -62,7 +62,7 @@ def dashboards_shown(page, url: str) -> list[dict]:
     assert n > 0, f"{url}: no dashboard rendered"
     shown = []
     for k in range(n):
-        info = wait_for(lambda: (lambda s: s if len(s["controls"]) >= 6 and s["title"] and s["play_buttons"] else None)(
+        info = wait_for(lambda k=k: (lambda s: s if len(s["controls"]) >= 6 and s["title"] and s["play_buttons"] else None)(
             page.evaluate(SHOWN, k)))
         assert info, f"{url}: dashboard {k} did not render its controls and energy plot"
         shown.append(info)

@@ -14,7 +14,16 @@ from __future__ import annotations
 
 import pytest
 
-from .pages import SITE, export_page, image_change, image_stats, is_blank, is_harmless, pages_with, wait_for
+from .pages import (
+    SITE,
+    export_page,
+    image_change,
+    image_stats,
+    is_blank,
+    is_harmless,
+    pages_with,
+    wait_for,
+)
 
 #: the CSS class of an Explorer's root and of its run titles (see usaav_edu/widgets/explorer.py)
 EXPLORER_CLASS = "usaav-explorer"
@@ -71,8 +80,8 @@ def check_explorers(page, url: str) -> int:
             handle = sliders.nth(j).locator(".noUi-handle")
             handle.focus()
             handle.press("End")
-            after_info = wait_for(lambda: (lambda s: s if s["titles"] != shown["titles"]
-                                              and len(s["titles"]) == 1 else None)(
+            after_info = wait_for(lambda k=k, shown=shown: (lambda s: s if s["titles"] != shown["titles"]
+                                                                and len(s["titles"]) == 1 else None)(
                 page.evaluate(SHOWN, k)))
             assert after_info, f"explorer {k}, slider {j}: the title did not change ({shown['titles']})"
             value = after_info["readouts"][j]

@@ -16,6 +16,7 @@ Without an assembled site these checks are skipped (``make site`` makes one).
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import re
 import unicodedata
@@ -96,7 +97,8 @@ def _code_lines(html: str) -> tuple[set[str], set[str]]:
         return {"".join(line.split()) for line in pre.get_text().splitlines()}
 
     soup = BeautifulSoup(html, "html.parser")
-    folded, shown = set(), set()
+    folded: set[str] = set()
+    shown: set[str] = set()
     for pre in soup.select("div.cell div.cell_input pre"):
         (folded if pre.find_parent("details", class_="hide") else shown).update(lines(pre))
     for details in soup.select("div.cell details.hide"):
@@ -158,7 +160,7 @@ def test_the_syllabus_and_its_calendar_are_in_the_site():
     events = [e for e in calendar.walk("VEVENT")]
     assert len(events) >= 9
     starts = sorted(e.decoded("DTSTART") for e in events)
-    assert all(b > a for a, b in zip(starts, starts[1:])), "two sessions at one time"
+    assert all(b > a for a, b in itertools.pairwise(starts)), "two sessions at one time"
     # the syllabus's session table shows the calendar's first date
     first = starts[0]
     assert f"{first:%d} {first:%b} {first:%Y}" in text or f"{first:%d %B %Y}" in text, first

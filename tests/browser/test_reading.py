@@ -19,11 +19,18 @@ that reads well passes.
 from __future__ import annotations
 
 import base64
+import itertools
 
 import pytest
 
-from tools.page_metrics import (WIDTH, chapter_pages, measure, measure_file, open_page,
-                                reader_context)
+from tools.page_metrics import (
+    WIDTH,
+    chapter_pages,
+    measure,
+    measure_file,
+    open_page,
+    reader_context,
+)
 from tools.print_pdf import renderer_count
 
 from .pages import SITE
@@ -205,10 +212,10 @@ def test_intro_opens_with_three_spheres_side_by_side_or_stacked(browser, width):
     finally:
         context.close()
     assert m["box"] is not None, "the intro has no visual abstract (.usaav-abstract)"
-    lefts, rights, tops = zip(*m["canvases"])
+    lefts, rights, tops = zip(*m["canvases"], strict=True)
     assert len(tops) == 3, f"{len(tops)} spheres in the abstract"
     assert min(lefts) >= m["column"][0] - 1 and max(rights) <= m["column"][1] + 1, m
     if width >= 1280:     # side by side, one row, high on the page
         assert max(tops) - min(tops) < 1 and min(tops) < 600, m
     else:                 # one under the other
-        assert all(b > a + 100 for a, b in zip(tops, tops[1:])), m
+        assert all(b > a + 100 for a, b in itertools.pairwise(tops)), m

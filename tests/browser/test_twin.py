@@ -14,7 +14,16 @@ import time
 
 import pytest
 
-from .pages import SITE, export_page, image_change, image_stats, is_blank, is_harmless, pages_with, wait_for
+from .pages import (
+    SITE,
+    export_page,
+    image_change,
+    image_stats,
+    is_blank,
+    is_harmless,
+    pages_with,
+    wait_for,
+)
 
 #: the CSS class of a twin view's root (see usaav_edu/widgets/twin.py)
 TWIN_CLASS = "usaav-twin"
@@ -47,7 +56,7 @@ def check_twins(page, url: str) -> int:
         assert len(twin["canvases"]) == 2, f"a twin view shows {len(twin['canvases'])} canvases, not 2"
         assert len(twin["plays"]) == 1, f"a twin view has {len(twin['plays'])} play controls, not 1"
         a, b = twin["canvases"]
-        before = wait_for(lambda: (lambda s: s if not any(is_blank(x) for x in s) else None)(
+        before = wait_for(lambda a=a, b=b: (lambda s: s if not any(is_blank(x) for x in s) else None)(
             [canvases.nth(a).screenshot(), canvases.nth(b).screenshot()]))
         assert before, "a twin view's canvases stay blank"
         buttons = page.locator(".widget-play").nth(twin["plays"][0]).locator("button")

@@ -16,7 +16,6 @@ import base64
 import re
 import time
 
-import numpy as np
 import pytest
 
 from .pages import ROOT, SITE, WIDGET_JS, image_change, pages_with
