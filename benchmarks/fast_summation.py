@@ -36,9 +36,9 @@ import time
 import numpy as np
 
 import usaav_edu as ue
+from usaav_edu.dynamics import rhs
 from usaav_edu.dynamics.fastsum import cost
 from usaav_edu.dynamics.fastsum import kernel as fs
-from usaav_edu.dynamics import rhs
 
 D, BETA, TOL = 3, 1.0, 1e-10
 DIRECT_LIMIT = 2.0

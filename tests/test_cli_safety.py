@@ -1,6 +1,5 @@
 """The usaav-edu command: flags checked before the run, the result saved first, every failure one line."""
 
-import importlib
 import os
 import pathlib
 import select

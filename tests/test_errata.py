@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import usaav_edu as ue
-from usaav_edu.meanfield import solver as mf
 from usaav_edu import reductions
+from usaav_edu.meanfield import solver as mf
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"

@@ -16,11 +16,11 @@ import pytest
 from scipy import special
 
 import usaav_edu as ue
-from usaav_edu.dynamics.fastsum import expansions as ex
-from usaav_edu.dynamics.fastsum import cost
-from usaav_edu.dynamics.fastsum import kernel as fs
 from usaav_edu.dynamics import rhs
 from usaav_edu.dynamics.energy import energy_gauge
+from usaav_edu.dynamics.fastsum import cost
+from usaav_edu.dynamics.fastsum import expansions as ex
+from usaav_edu.dynamics.fastsum import kernel as fs
 
 TOL = 1e-10
 ROUNDING = 1e-13

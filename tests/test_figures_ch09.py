@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import usaav_edu as ue
-from usaav_edu.meanfield import solver as mf
 from usaav_edu.figures import ch09 as figs
+from usaav_edu.meanfield import solver as mf
 
 M = 32
 

@@ -8,7 +8,6 @@ that now holds the code.
 import importlib
 import subprocess
 import sys
-import warnings
 
 import pytest
 

@@ -547,8 +547,8 @@ def test_declared_dependencies_are_the_core_and_extras_and_contain_the_pinned_ve
 
 
 def test_a_part_whose_extra_is_missing_names_the_extra(monkeypatch):
-    from usaav_edu import _validate
     import usaav_edu as ue
+    from usaav_edu import _validate
 
     _validate.require_extra("sweep", "numpy", what="a thing")  # installed: nothing said
     with pytest.raises(ModuleNotFoundError, match=r'a thing needs no_such_module_1, no_such_module_2, '

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import usaav_edu as ue
-from usaav_edu.particles import solver
 from usaav_edu.dynamics.integrate import steppers as integrators
+from usaav_edu.particles import solver
 
 X32 = ue.sphere.uniform(32, 3, seed=0)
 

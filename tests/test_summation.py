@@ -14,10 +14,9 @@ import pytest
 import usaav_edu as ue
 from usaav_edu import experiments, models
 from usaav_edu.cli import command as cli
-from usaav_edu.models.biases import CosineBias, DistanceBias
 from usaav_edu.cli import main
 from usaav_edu.dynamics import fastsum
-
+from usaav_edu.models.biases import CosineBias, DistanceBias
 
 TOL = 1e-10
 N = 96

@@ -61,7 +61,7 @@ import nbformat
 
 try:  # imported as tools.slides, or run as tools/slides.py (tools/ on the path)
     from tools import lab_cites
-    from tools.built_book import Refs, book_refs, doc_name, executed_copy  # noqa: F401 (its API)
+    from tools.built_book import Refs, book_refs, doc_name, executed_copy
     from tools.print_pdf import model_refs
 except ImportError:  # pragma: no cover
     # the same modules, run as a script

@@ -182,9 +182,19 @@ _thread_policy()
 _cache_folder()
 _say_compiling()
 
+from . import (
+    checks,
+    dynamics,
+    errors,
+    exercises,
+    meanfield,
+    models,
+    particles,
+    progress,
+    quizzes,
+    sphere,
+)
 from ._version import __version__
-
-from . import checks, dynamics, errors, exercises, meanfield, models, particles, progress, quizzes, sphere
 from .analysis import density, diagnostics, laws, maximizers, reductions, spectral
 from .models import Model, biases, gauges, profiles
 from .particles import IntegrationError, Trajectory, energy, energy_bound, experiments, simulate

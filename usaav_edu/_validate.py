@@ -6,8 +6,8 @@ what was expected.  Nothing is repaired: a non-unit vector, a NaN or a
 prompt id out of range is an error.
 """
 
-import importlib.util
 import functools
+import importlib.util
 import inspect
 import numbers
 import reprlib

@@ -18,8 +18,9 @@ from __future__ import annotations
 import enum
 import reprlib
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

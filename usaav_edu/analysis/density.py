@@ -25,8 +25,8 @@ import numpy as np
 from numba import njit, prange
 
 from .. import _validate as v
-from ..dynamics.fastsum.expansions import scaled_bessel_i
 from ..dynamics.fastexp import fexp
+from ..dynamics.fastsum.expansions import scaled_bessel_i
 
 #: finest icosphere offered (10 * 4**7 + 2 = 163,842 vertices)
 MAX_LEVEL = 7

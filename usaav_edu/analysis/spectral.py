@@ -30,10 +30,10 @@ import numbers
 import numpy as np
 
 from .. import _validate as v
-from . import diagnostics
-from ..particles import experiments
 from .. import sphere
+from ..particles import experiments
 from ..particles.solver import energy_bound, simulate
+from . import diagnostics
 
 TWO_PI = 2.0 * np.pi
 BIAS_TYPES = ("distance", "cosine")

@@ -56,8 +56,8 @@ import os
 import sys
 
 from .. import _validate as v
-from ..errors import WorkEstimateError
 from ..analysis import diagnostics
+from ..errors import WorkEstimateError
 from ..particles import experiments
 from ..particles.plan import DEFAULT_TOL, FastSummationRefused, summation_args
 from ..particles.solver import IntegrationError, simulate

@@ -19,6 +19,7 @@ with ``e^beta`` factored out (:func:`energy_scaled`).
 import math
 
 import numpy as np
+
 from .rhs import pair_sums
 
 BLOCK_ENTRIES = 1 << 18

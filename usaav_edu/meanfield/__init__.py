@@ -3,8 +3,20 @@
 from ..errors import UnresolvedError
 from . import solver
 from .solver import *  # noqa: F403  (the names listed in solver.__all__)
-from .solver import (DEFAULT_MAX_STEPS, ENERGY_RTOL, HOW, INPUT_NEGATIVE_TOL, M_MIN, MASS_TOL, METHODS,
-                     METRICS, NEGATIVE_TOL, ON_FAILURE, STABILITY, TAIL_TOL)
+from .solver import (
+                     DEFAULT_MAX_STEPS,
+                     ENERGY_RTOL,
+                     HOW,
+                     INPUT_NEGATIVE_TOL,
+                     M_MIN,
+                     MASS_TOL,
+                     METHODS,
+                     METRICS,
+                     NEGATIVE_TOL,
+                     ON_FAILURE,
+                     STABILITY,
+                     TAIL_TOL,
+)
 from .solver import __all__ as _solver_all
 
 __all__ = ["solver", "UnresolvedError", "DEFAULT_MAX_STEPS", "ENERGY_RTOL", "HOW", "INPUT_NEGATIVE_TOL",

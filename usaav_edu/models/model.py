@@ -40,15 +40,35 @@ from .. import _validate as v
 from ..dynamics.fastsum.kernel import fast_applies
 from ..dynamics.parts import NO_BIAS, BiasFacts, is_separable
 from ..dynamics.rhs import KernelParams, kernel_params
-from .biases import CosineBias, DistanceBias, NoBias, bias_from_params, check_bias, user_matrix
+from .biases import (
+    CosineBias,
+    DistanceBias,
+    NoBias,
+    bias_from_params,
+    check_bias,
+    matrix_bound_factor,
+    matrix_facts,
+    user_matrix,
+)
 from .biases import is_built_in as _builtin_bias
-from .biases import matrix_bound_factor, matrix_facts
-from .gauges import FrameGauge, IdentityGauge, RopeGauge, check_gauge, gauge_from_params
+from .gauges import (
+    FrameGauge,
+    IdentityGauge,
+    RopeGauge,
+    check_gauge,
+    gauge_from_params,
+    omegas_tuple,
+    user_matrices,
+)
 from .gauges import check_dimension as _check_gauge_dimension
 from .gauges import is_built_in as _builtin_gauge
-from .gauges import omegas_tuple, user_matrices
-from .profiles import BETA_MAX, BETA_MIN, ExpProfile, LinearProfile, check_beta, check_profile
-from .profiles import profile_from_params
+from .profiles import (
+    ExpProfile,
+    LinearProfile,
+    check_beta,
+    check_profile,
+    profile_from_params,
+)
 
 __all__ = [
     "Model", "KernelInput", "IdentityGauge", "RopeGauge", "FrameGauge", "NoBias", "DistanceBias",

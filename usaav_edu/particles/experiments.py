@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _validate as v
-from ..models import model as models
 from .. import sphere
+from ..models import model as models
 
 
 @dataclass(frozen=True)

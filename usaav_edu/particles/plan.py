@@ -20,8 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from .. import _validate as v
-from ..dynamics import energy_gauge
-from ..dynamics import fastsum
+from ..dynamics import energy_gauge, fastsum
 from ..dynamics.integrate import steppers as integrators
 from ..dynamics.parts import is_separable
 from ..dynamics.unrotated import UnrotatedValuesField

@@ -94,9 +94,9 @@ def _script(questions_: list[dict], div_id: str) -> str:
     """jupyterquiz's script for ``questions_`` in the container ``div_id``, with the question
     class added and the CDN fallback removed; an unexpected jupyterquiz version is an error."""
     require_extra("widgets", "jupyterquiz", what="usaav_edu.quizzes")
+    import jupyterquiz
     from jupyterquiz.dynamic.loader import load_questions_script
     from jupyterquiz.dynamic.renderer import build_script
-    import jupyterquiz
 
     prefix, static, url = load_questions_script(questions_, div_id)
     script = build_script(prefix, static, url, div_id, True)

@@ -82,12 +82,12 @@ import numba
 import numpy as np
 
 from .. import _validate as v
-from ..errors import SchedulerUnreachable
-from ..analysis import diagnostics, spectral
-from ..particles import experiments
 from .._version import __version__
-from ..progress import DELAY, INTERVAL
+from ..analysis import diagnostics, spectral
+from ..errors import SchedulerUnreachable
+from ..particles import experiments
 from ..particles.solver import DEFAULT_MAX_STEPS, METHODS, SUMMATIONS, simulate
+from ..progress import DELAY, INTERVAL
 
 FORMAT = 2
 """The version of the store layout (part of the fingerprint); 2 adds the per-point checksum."""

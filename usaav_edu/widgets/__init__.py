@@ -18,11 +18,11 @@ extra: ``pip install "usaav-edu[widgets]"``.
 from .._validate import require_extra
 
 try:
+    from .colors import PROMPT_PALETTE, legend_entries, project_3d, token_colors
     from .dashboard import ExperimentDashboard
     from .density import DensityView, density_frames_for_budget
-    from .explorer import Explorer
-    from .colors import PROMPT_PALETTE, legend_entries, project_3d, token_colors
     from .density_plots import plot_conditionals, plot_density_curves, plot_density_image
+    from .explorer import Explorer
     from .mpl import plot_energy, plot_sphere
     from .player import TrajectoryPlayer, frames_for_budget
     from .predict import Predict

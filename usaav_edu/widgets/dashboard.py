@@ -32,8 +32,8 @@ import ipywidgets as widgets
 import numpy as np
 
 from .._validate import float_array
-from . import _checks as c
 from ..particles import experiments, solver
+from . import _checks as c
 from .player import TrajectoryPlayer
 from .state import STATIC_ENV, live_kernel  # noqa: F401  (the dashboard's public names)
 

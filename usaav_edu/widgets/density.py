@@ -32,12 +32,10 @@ import pythreejs as three
 
 from ..analysis import density as dens
 from . import _checks as c
-from .colors import CYCLIC_STEPS, PLAIN_COLOR, PROMPT_PALETTE, _check_xi, cyclic_color, \
-    project_3d
-from .state import live_kernel
-from .player import (BUTTONS_TEXT, LOOPS, _frames_within, controls_row, time_bar,
-                     time_bar_tracks)
+from .colors import CYCLIC_STEPS, PLAIN_COLOR, PROMPT_PALETTE, _check_xi, cyclic_color, project_3d
+from .player import BUTTONS_TEXT, LOOPS, _frames_within, controls_row, time_bar, time_bar_tracks
 from .scene import SphereView, _legend_html, subsample
+from .state import live_kernel
 
 MODES = ("auto", "points", "density")
 SCALES = ("log", "linear")

@@ -38,8 +38,15 @@ import numpy as np
 
 from . import _checks as c
 from .colors import token_colors
-from .player import (BYTES_FIXED, BYTES_PER_COLOUR, BYTES_PER_TOKEN, TrajectoryPlayer,
-                     _player_bytes, _static_page, _tokens_within)
+from .player import (
+    BYTES_FIXED,
+    BYTES_PER_COLOUR,
+    BYTES_PER_TOKEN,
+    TrajectoryPlayer,
+    _player_bytes,
+    _static_page,
+    _tokens_within,
+)
 from .scene import SphereView, subsample
 from .state import embedded_state_bytes
 

@@ -22,10 +22,10 @@ import ipywidgets as widgets
 import numpy as np
 import pythreejs as three
 
-from .state import live_kernel
 from . import _checks as c
 from .colors import CYCLIC_STEPS, PROMPT_PALETTE, project_3d
 from .scene import TRAIL_BYTES, SphereView, subsample
+from .state import live_kernel
 
 #: bytes of embedded state per token and frame (3 float32 values + 1 float32 time, base64)
 BYTES_PER_TOKEN_FRAME = 22

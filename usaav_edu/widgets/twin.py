@@ -35,10 +35,26 @@ import pythreejs as three
 
 from . import _checks as c
 from .colors import project_3d, token_colors
-from .player import (BUTTONS_TEXT, BYTES_PER_TOKEN_FRAME, LOOPS, _tokens_within, controls_row,
-                     time_bar, time_bar_tracks)
-from .scene import (CIRCLE_COLOR, SPHERE_COLOR, VIEW_CLASS, _legend_html, _unit_circle, polyline,
-                    responsive, subsample, view_row)
+from .player import (
+    BUTTONS_TEXT,
+    BYTES_PER_TOKEN_FRAME,
+    LOOPS,
+    _tokens_within,
+    controls_row,
+    time_bar,
+    time_bar_tracks,
+)
+from .scene import (
+    CIRCLE_COLOR,
+    SPHERE_COLOR,
+    VIEW_CLASS,
+    _legend_html,
+    _unit_circle,
+    polyline,
+    responsive,
+    subsample,
+    view_row,
+)
 
 #: distance between the two spheres' centres (the cameras see no farther than ``FAR``)
 SEPARATION = 40.0
