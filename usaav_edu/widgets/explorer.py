@@ -255,13 +255,13 @@ def grid_axes(runs: dict, parameters: tuple[str, ...]) -> list[list]:
             if not isinstance(key, tuple) or len(key) != 2:
                 raise TypeError(f"runs keys must be pairs ({parameters[0]}, {parameters[1]}), got {key!r}")
             parts = key
-        parts = tuple(_grid_value(f"{p} in runs key {key!r}", v) for p, v in zip(parameters, parts))
+        parts = tuple(_grid_value(f"{p} in runs key {key!r}", v) for p, v in zip(parameters, parts, strict=True))
         keys.append(parts)
-        for axis, v in zip(axes, parts):
+        for axis, v in zip(axes, parts, strict=True):
             if v not in axis:
                 axis.append(v)
     axes = [sorted_axis(axis) for axis in axes]
-    for p, axis in zip(parameters, axes):
+    for p, axis in zip(parameters, axes, strict=True):
         if len(axis) < 2:
             raise ValueError(f"runs must hold at least two values of {p} (a slider needs a choice), "
                              f"got {c.shown(axis)}")
@@ -403,7 +403,7 @@ class Explorer(widgets.VBox):
         except ValueError:
             _close_new_widgets(before)  # leave no half-built explorer in the kernel
             raise
-        by_key = dict(zip(runs, built))
+        by_key = dict(zip(runs, built, strict=True))
         if len(parameters) == 1:
             self.views = [by_key[v] for v in axes[0]]
             outer = widgets.Stack(children=self.views, selected_index=0)
@@ -417,7 +417,7 @@ class Explorer(widgets.VBox):
 
         style = {"description_width": "initial"}
         self.sliders = []
-        for p, axis in zip(self.labels, axes):
+        for p, axis in zip(self.labels, axes, strict=True):
             values = [value_label(v) for v in axis]
             slider = widgets.SelectionSlider(
                 options=[(lab, k) for k, lab in enumerate(values)], index=0, description=p,
@@ -457,7 +457,7 @@ class Explorer(widgets.VBox):
         -------
         str
         """
-        return ", ".join(f"{p} = {value_label(v)}" for p, v in zip(self.labels, parts))
+        return ", ".join(f"{p} = {value_label(v)}" for p, v in zip(self.labels, parts, strict=True))
 
     def _plan(self, key, share: int) -> dict:
         """What the view of ``runs[key]`` will hold and the room left for its sphere; ValueError
@@ -600,7 +600,7 @@ class Explorer(widgets.VBox):
         values = [list(grid[k]) for k in names]
         points = [(a,) for a in values[0]] if len(names) == 1 else \
             [(a, b) for a in values[0] for b in values[1]]
-        for key, vals in zip(names, values):
+        for key, vals in zip(names, values, strict=True):
             labels = [value_label(_grid_value(f"grid[{key!r}] values", v)) for v in vals]
             if len(set(labels)) != len(labels):
                 raise ValueError(f"grid[{key!r}] must list distinct values, got {vals!r}")
@@ -608,7 +608,7 @@ class Explorer(widgets.VBox):
                 raise ValueError(f"grid[{key!r}] must list at least two values (a slider needs a "
                                  f"choice), got {c.shown(vals)}")
         for point in points:
-            setup_kw = {**fixed, **dict(zip(names, point))}
+            setup_kw = {**fixed, **dict(zip(names, point, strict=True))}
             name = setup_kw["name"]
             if name not in experiments.NAMES:
                 raise ValueError(f"name must be one of {experiments.NAMES}, got {name!r}")
@@ -618,7 +618,7 @@ class Explorer(widgets.VBox):
                                      f"it would show the same run {len(grid[key])} times")
         runs = {}
         for point in points:
-            setup_kw = {**fixed, **dict(zip(names, point))}
+            setup_kw = {**fixed, **dict(zip(names, point, strict=True))}
             model, x0, xi = experiments.setup(**setup_kw)
             traj = package_solver.simulate(model, x0, xi, t_max=t_max, n_frames=n_frames,
                                seed=setup_kw.get("seed", 0), **solver)

@@ -294,7 +294,7 @@ class SphereView(widgets.VBox):
         p = p[self.token_index]
         colors = [all_colors[i] for i in self.token_index]
         meshes = self._ensure_tokens(len(self.token_index))
-        for mesh, pos, color in zip(meshes, p, colors):
+        for mesh, pos, color in zip(meshes, p, colors, strict=True):
             mesh.position = tuple(float(q) for q in pos)
             mesh.material = self._material(color)
         self._colors = colors

@@ -205,7 +205,7 @@ class TwinView(widgets.VBox):
             self.groups.append(group)
             self.controls.append(controls)
         self.scene = three.Scene(children=scene_children, background="white")
-        for camera, controls in zip(self.cameras, self.controls):
+        for camera, controls in zip(self.cameras, self.controls, strict=True):
             self.renderers.append(responsive(three.Renderer(
                 camera=camera, scene=self.scene, controls=[controls], width=width, height=height,
                 antialias=True)))
@@ -221,7 +221,7 @@ class TwinView(widgets.VBox):
         heads = [widgets.HTML(f"<div style='font-weight:600;text-align:center'>{html.escape(s)}</div>")
                  for s in titles]
         panes = [widgets.VBox([head, r], layout=widgets.Layout(min_width="0", max_width="100%"))
-                 for head, r in zip(heads, self.renderers)]
+                 for head, r in zip(heads, self.renderers, strict=True)]
         self.legend = widgets.HTML(_legend_html(trajectory.xi, labels, None),
                                    layout=widgets.Layout(min_width="140px", margin="0 0 0 8px"))
         model = trajectory.model
