@@ -250,7 +250,7 @@ def grid_axes(runs: dict, parameters: tuple[str, ...]) -> list[list]:
         if len(parameters) == 1:
             if isinstance(key, tuple):
                 raise TypeError(f"runs keys must be single values of {parameters[0]}, got the tuple {key!r}")
-            parts = (key,)
+            parts: tuple = (key,)
         else:
             if not isinstance(key, tuple) or len(key) != 2:
                 raise TypeError(f"runs keys must be pairs ({parameters[0]}, {parameters[1]}), got {key!r}")
@@ -478,6 +478,7 @@ class Explorer(widgets.VBox):
         drawn = len(index)
         colours = len(set(token_colors(traj.xi, getattr(traj.model, "labels", "none"))[i]
                           for i in index))
+        fits = True
         if self.play:
             # a live kernel's player draws fewer tokens where two frames of all do not fit (and
             # says so); a static page refuses
@@ -485,12 +486,14 @@ class Explorer(widgets.VBox):
                 _tokens_within(lambda m: _player_bytes(m, min(m, colours)), drawn,
                                traj.x.shape[0], max(room, 1), None, f"{drawn} tokens")
             except ValueError:
-                room = None
+                fits = False
         elif room < _player_bytes(drawn, colours)[0]:
             fit = (room - BYTES_FIXED) // (BYTES_PER_TOKEN + BYTES_PER_COLOUR)
-            drawn = None if _static_page() or fit < 1 else fit    # its caption names the count
-            room = None if drawn is None else room
-        if room is None:
+            if _static_page() or fit < 1:
+                fits = False
+            else:
+                drawn = fit                               # its caption names the count
+        if not fits:
             need = "two frames" if self.play else "a view of the last frame"
             raise ValueError(
                 f"max_bytes={self.max_bytes} is too small for {len(self.runs)} runs of {n} tokens: "

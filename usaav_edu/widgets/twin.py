@@ -89,10 +89,10 @@ def _gauge_frames(trajectory) -> np.ndarray:
                          f"got {y.shape}")
     if not np.all(np.isfinite(y)):
         raise ValueError("trajectory.y must be finite (no NaN or inf)")
-    err = float(np.max(np.abs(np.linalg.norm(y, axis=2) - 1.0)))
-    if err > c.v.UNIT_TOL:
+    deviation = float(np.max(np.abs(np.linalg.norm(y, axis=2) - 1.0)))
+    if deviation > c.v.UNIT_TOL:
         raise ValueError(f"trajectory.y must hold unit vectors (|y_i| = 1 within {c.v.UNIT_TOL:g}); "
-                         f"the largest deviation is {err:.3g}")
+                         f"the largest deviation is {deviation:.3g}")
     return y
 
 
