@@ -65,7 +65,7 @@ MAX_TOKENS = 256
 SETUP_KEYWORDS = ("name", "n", "d", "beta", "omega", "n_prompts", "lam", "seed")
 
 
-def close_tree(widget, keep=()):
+def close_tree(widget, keep=()) -> None:
     """Close ``widget`` and every widget it refers to (children, layouts, geometries...),
     except those in ``keep`` and what they refer to, so that a discarded view leaves nothing
     in the kernel.  (A saved notebook still keeps the state of every widget ever made, which
@@ -78,7 +78,7 @@ def close_tree(widget, keep=()):
     keep : iterable of ipywidgets.Widget
         Widgets to leave open.
     """
-    kept = set()
+    kept: set[int] = set()
 
     def refs(w):
         for name in w.keys:
