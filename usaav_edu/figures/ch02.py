@@ -39,6 +39,8 @@ def staircases(runs: dict, betas, seed):
                      label=label)
         axes[1].plot(traj.t[1:], traj.energy[1:] / (np.exp(beta) / (2 * beta)), color=f"C{k}",
                      label=label)
+    if traj is None:
+        raise ValueError(f"betas must name at least one beta, got {betas!r}")
     for ax in axes:
         ax.set_xscale("log")
         ax.set_xlabel(r"$t$ (log scale)")

@@ -140,7 +140,7 @@ def phase_histograms(traj, phases_start, phases_end, law, ks):
     grid = np.linspace(0, 2 * np.pi, 400)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
     whens = ("$t = 0$", f"$t = {traj.t[-1]:g}$")
-    for ax, ph, when, stat in zip(axes, (phases_start, phases_end), whens, ks):
+    for ax, ph, when, stat in zip(axes, (phases_start, phases_end), whens, ks, strict=True):
         ax.hist(ph, bins=32, range=(0, 2 * np.pi), density=True, color="#9ec5e8",
                 edgecolor="white", label="phases of the tokens")
         ax.plot(grid, law.pdf(grid), color="black", label="target density")

@@ -48,14 +48,14 @@ def rotated_vs_unrotated(traj_grad, traj_qk, diam_grad, diam_qk, bound: float):
 
     names = ("values rotated", "values not rotated")
     diams = [np.asarray(diam_grad, float), np.asarray(diam_qk, float)]
-    for tr, dm, name in zip((traj_grad, traj_qk), diams, ("diam_grad", "diam_qk")):
+    for tr, dm, name in zip((traj_grad, traj_qk), diams, ("diam_grad", "diam_qk"), strict=True):
         if dm.shape != tr.t.shape:
             raise ValueError(f"{name} must hold one diameter per frame ({tr.t.size}), "
                              f"got shape {dm.shape}")
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
     plot_energy(traj_grad, traj_qk, labels=["values rotated (gradient flow)", names[1]],
                 ax=axes[0], bound=bound)
-    for tr, dm, name in zip((traj_grad, traj_qk), diams, names):
+    for tr, dm, name in zip((traj_grad, traj_qk), diams, names, strict=True):
         axes[1].semilogy(tr.t, np.maximum(dm, 1e-12), label=name)
     axes[1].set_xlabel(r"$t$")
     axes[1].set_ylabel("diameter of the tokens")

@@ -62,7 +62,7 @@ def bias_coefficients(coefficients: dict, *, n: int):
         raise ValueError("coefficients must name at least one bias")
     fig, axes = plt.subplots(1, len(coefficients), figsize=(11, 3), sharey=True, squeeze=False)
     axes = axes[0]
-    for ax, (name, (k, bhat)) in zip(axes, coefficients.items()):
+    for ax, (name, (k, bhat)) in zip(axes, coefficients.items(), strict=True):
         k_star, top = top_frequency(k, bhat)
         ax.stem(k, bhat, basefmt=" ")
         ax.set_title(f"{name}\ntop frequency $k^* = {k_star}$, "
@@ -102,7 +102,7 @@ def phase_diagram(rows, params: dict):
     biases, omegas, betas = params["biases"], list(params["omegas"]), list(params["betas"])
     fig, axes = plt.subplots(1, len(biases), figsize=(10, 3.4), sharey=True, squeeze=False)
     axes = axes[0]
-    for ax, bias in zip(axes, biases):
+    for ax, bias in zip(axes, biases, strict=True):
         for r in (r for r in rows if r["bias"] == bias):
             i, j = omegas.index(r["omega"]), betas.index(r["beta"])
             ax.add_patch(plt.Rectangle((i - 0.5, j - 0.5), 1, 1,

@@ -220,7 +220,7 @@ def visual_abstract(usa, rope, prompts, *, size=SIZE, duration: float = 6.0,
     players[1].add_latitude_circle(f["rope_height"])
     if f["prompts_targets"] is not None:
         players[2].add_targets(f["prompts_targets"])
-    panels = [_panel(p, s, width) for p, s in zip(players, sentences(f))]
+    panels = [_panel(p, s, width) for p, s in zip(players, sentences(f), strict=True)]
     return widgets.Box(panels, layout=widgets.Layout(
         display="flex", flex_flow="row wrap", justify_content="center", align_items="flex-start",
         width="100%"), _dom_classes=["usaav-abstract"])

@@ -114,7 +114,8 @@ def coords(value) -> tuple[int, int, int]:
         raise TypeError(f"coords must be three coordinate indices, got {shown(value)}")
     if not all(isinstance(c, numbers.Integral) and not isinstance(c, (bool, np.bool_)) for c in value):
         raise TypeError(f"coords must be integers, got {shown(value)}")
-    out = tuple(int(c) for c in value)
+    i, j, k = (int(c) for c in value)
+    out = (i, j, k)
     if len(set(out)) != 3 or min(out) < 0:
         raise ValueError(f"coords must be three distinct non-negative indices, got {out}")
     return out

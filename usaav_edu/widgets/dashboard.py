@@ -158,7 +158,7 @@ class EnergyPlot:
             parts.append(f"<line x1='{left}' x2='{w - right}' y1='{y:.1f}' y2='{y:.1f}' "
                          f"stroke='black' stroke-dasharray='5,4'/><text x='{w - right - 4}' "
                          f"y='{y - 4:.1f}' text-anchor='end'>upper bound</text>")
-        pts = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(sx(t), sy(e)))
+        pts = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(sx(t), sy(e), strict=True))
         parts.append(f"<polyline points='{pts}' fill='none' stroke='#1f5fa8' stroke-width='2'/>")
         parts.append(f"<text x='{(left + w - right) / 2:.0f}' y='{h - 6}' "
                      f"text-anchor='middle'>t</text>")

@@ -275,13 +275,13 @@ class DensityView(SphereView):
         self._d = d
         self.labels = getattr(trajectory.model, "labels", "none")
         # filled by the mode's builder
-        self.points = None
+        self.points: three.Points | None = None
         self.meshes: list[three.Mesh] = []
         self.tracks: list[three.VectorKeyframeTrack] = []
         self.action = None
         self.frame_indices = np.array([], dtype=int)
         self.densities = np.zeros((0, 0))
-        self.mesh = None
+        self.mesh: dens.SphereMesh | None = None
         self.bandwidth = None
         self.color_range = (np.nan, np.nan)
         if mode == "points":
@@ -391,7 +391,8 @@ class DensityView(SphereView):
             raise ValueError("show_frame draws a frame of the point cloud (mode='points'); "
                              "a density view plays its frames in the browser")
         self.frame = c.frame(frame, np.shape(self.trajectory.x)[0])
-        self.points.geometry.attributes["position"].array = self._frame_positions(self.frame)
+        self._drawn_points("show_frame").geometry.attributes["position"].array = \
+            self._frame_positions(self.frame)
         self.caption.value = self._points_caption()
 
     def _points_caption(self) -> str:
@@ -400,18 +401,27 @@ class DensityView(SphereView):
         return self._caption(self.trajectory, self.frame).replace(
             "</span>", f"{html.escape(extra)}</span>")
 
+    def _drawn_points(self, what: str):
+        """The ``Points`` of "points" mode; AttributeError naming ``what`` for a density."""
+        if self.points is None:
+            raise AttributeError(f"{what} belongs to mode='points'; this DensityView draws "
+                                 f"a density (mode={self.mode!r})")
+        return self.points
+
     @property
     def point_positions(self) -> np.ndarray:
         """``(m, 3)`` positions of the drawn points, as held in the widget state."""
-        return np.asarray(self.points.geometry.attributes["position"].array, dtype=float)
+        points = self._drawn_points("point_positions")
+        return np.asarray(points.geometry.attributes["position"].array, dtype=float)
 
     @property
     def point_colors(self) -> np.ndarray:
         """``(m, 3)`` uint8 colours of the drawn points, as held in the widget state."""
-        if "color" not in self.points.geometry.attributes:
+        attributes = self._drawn_points("point_colors").geometry.attributes
+        if self.point_color is not None:      # one colour for all, no colour attribute
             rgb = [int(self.point_color[i:i + 2], 16) for i in (1, 3, 5)]
             return np.tile(np.array(rgb, dtype=np.uint8), (len(self.token_index), 1))
-        return np.asarray(self.points.geometry.attributes["color"].array)
+        return np.asarray(attributes["color"].array)
 
     # ------------------------------------------------------------------ density
     def _build_density(self, bandwidth):
@@ -521,6 +531,8 @@ class DensityView(SphereView):
         traj = self.trajectory
         model = traj.model
         n_frames, n, d = np.shape(traj.x)
+        if self.mesh is None:
+            raise RuntimeError("the density caption describes the mesh: build the density first")
         where = f"icosphere of {len(self.mesh.vertices)} vertices" if d == 3 else \
             f"ring of {len(self.mesh.vertices)} points"
         return (f"<span style='font-size:12px'>model "

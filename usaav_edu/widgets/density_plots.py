@@ -164,7 +164,7 @@ def plot_density_curves(traj, times=None, *, label=None, ax=None, title=None, le
         frames = [traj.frame(v.real_scalar(f"times[{k}]", s)) for k, s in enumerate(times)]
     ax = _axes(ax)
     shades = matplotlib.colormaps["viridis"](np.linspace(0.85, 0.0, len(frames)))
-    for shade, frame in zip(shades, frames):
+    for shade, frame in zip(shades, frames, strict=True):
         theta, y = _closed(traj, values[frame])
         ax.plot(theta, y, color=shade, lw=1.6, label=f"$t = {traj.t[frame]:.3g}$")
     _angle_ticks(ax)
@@ -220,7 +220,7 @@ def plot_conditionals(traj, time=None, *, ax=None, marginal=True, gauge=False, t
     dens = traj.in_gauge()[frame] if gauge else traj.f[frame]
     ax = _axes(ax)
     colors = matplotlib.colormaps["twilight"](np.linspace(0.05, 0.95, dens.shape[0]))
-    for ell, (color, row) in enumerate(zip(colors, dens)):
+    for ell, (color, row) in enumerate(zip(colors, dens, strict=True)):
         theta, y = _closed(traj, row)
         ax.plot(theta, y, color=color, lw=1.3, label=rf"$\xi = {traj.xi[ell]:.3g}$")
     if marginal:

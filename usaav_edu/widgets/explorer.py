@@ -65,7 +65,7 @@ MAX_TOKENS = 256
 SETUP_KEYWORDS = ("name", "n", "d", "beta", "omega", "n_prompts", "lam", "seed")
 
 
-def close_tree(widget, keep=()):
+def close_tree(widget, keep=()) -> None:
     """Close ``widget`` and every widget it refers to (children, layouts, geometries...),
     except those in ``keep`` and what they refer to, so that a discarded view leaves nothing
     in the kernel.  (A saved notebook still keeps the state of every widget ever made, which
@@ -78,7 +78,7 @@ def close_tree(widget, keep=()):
     keep : iterable of ipywidgets.Widget
         Widgets to leave open.
     """
-    kept = set()
+    kept: set[int] = set()
 
     def refs(w):
         for name in w.keys:
@@ -250,18 +250,18 @@ def grid_axes(runs: dict, parameters: tuple[str, ...]) -> list[list]:
         if len(parameters) == 1:
             if isinstance(key, tuple):
                 raise TypeError(f"runs keys must be single values of {parameters[0]}, got the tuple {key!r}")
-            parts = (key,)
+            parts: tuple = (key,)
         else:
             if not isinstance(key, tuple) or len(key) != 2:
                 raise TypeError(f"runs keys must be pairs ({parameters[0]}, {parameters[1]}), got {key!r}")
             parts = key
-        parts = tuple(_grid_value(f"{p} in runs key {key!r}", v) for p, v in zip(parameters, parts))
+        parts = tuple(_grid_value(f"{p} in runs key {key!r}", v) for p, v in zip(parameters, parts, strict=True))
         keys.append(parts)
-        for axis, v in zip(axes, parts):
+        for axis, v in zip(axes, parts, strict=True):
             if v not in axis:
                 axis.append(v)
     axes = [sorted_axis(axis) for axis in axes]
-    for p, axis in zip(parameters, axes):
+    for p, axis in zip(parameters, axes, strict=True):
         if len(axis) < 2:
             raise ValueError(f"runs must hold at least two values of {p} (a slider needs a choice), "
                              f"got {c.shown(axis)}")
@@ -403,7 +403,7 @@ class Explorer(widgets.VBox):
         except ValueError:
             _close_new_widgets(before)  # leave no half-built explorer in the kernel
             raise
-        by_key = dict(zip(runs, built))
+        by_key = dict(zip(runs, built, strict=True))
         if len(parameters) == 1:
             self.views = [by_key[v] for v in axes[0]]
             outer = widgets.Stack(children=self.views, selected_index=0)
@@ -417,7 +417,7 @@ class Explorer(widgets.VBox):
 
         style = {"description_width": "initial"}
         self.sliders = []
-        for p, axis in zip(self.labels, axes):
+        for p, axis in zip(self.labels, axes, strict=True):
             values = [value_label(v) for v in axis]
             slider = widgets.SelectionSlider(
                 options=[(lab, k) for k, lab in enumerate(values)], index=0, description=p,
@@ -457,7 +457,7 @@ class Explorer(widgets.VBox):
         -------
         str
         """
-        return ", ".join(f"{p} = {value_label(v)}" for p, v in zip(self.labels, parts))
+        return ", ".join(f"{p} = {value_label(v)}" for p, v in zip(self.labels, parts, strict=True))
 
     def _plan(self, key, share: int) -> dict:
         """What the view of ``runs[key]`` will hold and the room left for its sphere; ValueError
@@ -478,6 +478,7 @@ class Explorer(widgets.VBox):
         drawn = len(index)
         colours = len(set(token_colors(traj.xi, getattr(traj.model, "labels", "none"))[i]
                           for i in index))
+        fits = True
         if self.play:
             # a live kernel's player draws fewer tokens where two frames of all do not fit (and
             # says so); a static page refuses
@@ -485,12 +486,14 @@ class Explorer(widgets.VBox):
                 _tokens_within(lambda m: _player_bytes(m, min(m, colours)), drawn,
                                traj.x.shape[0], max(room, 1), None, f"{drawn} tokens")
             except ValueError:
-                room = None
+                fits = False
         elif room < _player_bytes(drawn, colours)[0]:
             fit = (room - BYTES_FIXED) // (BYTES_PER_TOKEN + BYTES_PER_COLOUR)
-            drawn = None if _static_page() or fit < 1 else fit    # its caption names the count
-            room = None if drawn is None else room
-        if room is None:
+            if _static_page() or fit < 1:
+                fits = False
+            else:
+                drawn = fit                               # its caption names the count
+        if not fits:
             need = "two frames" if self.play else "a view of the last frame"
             raise ValueError(
                 f"max_bytes={self.max_bytes} is too small for {len(self.runs)} runs of {n} tokens: "
@@ -600,7 +603,7 @@ class Explorer(widgets.VBox):
         values = [list(grid[k]) for k in names]
         points = [(a,) for a in values[0]] if len(names) == 1 else \
             [(a, b) for a in values[0] for b in values[1]]
-        for key, vals in zip(names, values):
+        for key, vals in zip(names, values, strict=True):
             labels = [value_label(_grid_value(f"grid[{key!r}] values", v)) for v in vals]
             if len(set(labels)) != len(labels):
                 raise ValueError(f"grid[{key!r}] must list distinct values, got {vals!r}")
@@ -608,7 +611,7 @@ class Explorer(widgets.VBox):
                 raise ValueError(f"grid[{key!r}] must list at least two values (a slider needs a "
                                  f"choice), got {c.shown(vals)}")
         for point in points:
-            setup_kw = {**fixed, **dict(zip(names, point))}
+            setup_kw = {**fixed, **dict(zip(names, point, strict=True))}
             name = setup_kw["name"]
             if name not in experiments.NAMES:
                 raise ValueError(f"name must be one of {experiments.NAMES}, got {name!r}")
@@ -618,7 +621,7 @@ class Explorer(widgets.VBox):
                                      f"it would show the same run {len(grid[key])} times")
         runs = {}
         for point in points:
-            setup_kw = {**fixed, **dict(zip(names, point))}
+            setup_kw = {**fixed, **dict(zip(names, point, strict=True))}
             model, x0, xi = experiments.setup(**setup_kw)
             traj = package_solver.simulate(model, x0, xi, t_max=t_max, n_frames=n_frames,
                                seed=setup_kw.get("seed", 0), **solver)

@@ -133,7 +133,7 @@ def plot_energy(*trajectories, labels=None, ax=None, bound: float | None = None)
     if bound is not None:
         bound = c.real("bound", bound)
     ax = _new_axes(ax)
-    for k, (traj, (t, e)) in enumerate(zip(trajectories, series)):
+    for k, (traj, (t, e)) in enumerate(zip(trajectories, series, strict=True)):
         name = labels[k] if labels is not None else getattr(traj.model, "name", f"run {k}")
         ax.plot(t, e, label=str(name))
     if bound is not None:

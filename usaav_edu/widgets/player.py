@@ -18,6 +18,8 @@ scene about 114 kB (of which the time label, its shader and its track, about 6 k
 """
 from __future__ import annotations
 
+import inspect
+
 import ipywidgets as widgets
 import numpy as np
 import pythreejs as three
@@ -682,11 +684,12 @@ class TrajectoryPlayer(SphereView):
     def _live_budget(self, trajectory, kwargs: dict) -> dict:
         """``kwargs`` with ``max_tokens`` lowered where two frames of every drawn token do not
         fit ``max_bytes`` (a live kernel; see ``_tokens_within``), and ``budget_note`` set."""
-        shape = np.shape(getattr(trajectory, "x", None))
+        x = getattr(trajectory, "x", None)
+        shape: tuple[int, ...] = () if x is None else np.shape(x)
         if len(shape) != 3 or min(shape) < 1:
             return kwargs                          # SphereView names what is wrong with it
-        max_tokens = c.integer("max_tokens", kwargs.get(
-            "max_tokens", SphereView.__init__.__kwdefaults__["max_tokens"]), minimum=1)
+        default = inspect.signature(SphereView.__init__).parameters["max_tokens"].default
+        max_tokens = c.integer("max_tokens", kwargs.get("max_tokens", default), minimum=1)
         trails = bool(kwargs.get("trails", False))
 
         def cost(m):

@@ -16,6 +16,7 @@ Views never compute dynamics: they draw a frame of a ``Trajectory`` (or raw poin
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
@@ -197,7 +198,7 @@ class SphereView(widgets.VBox):
         self._materials: dict[str, three.MeshLambertMaterial] = {}
         self._token_geometry = None
         self._colors: list[str] = []
-        self.trajectory = None
+        self.trajectory: Any = None       # the run on display; None before the first show
         #: index (from 0) of the frame of ``trajectory`` on display
         self.shown_frame = 0
         self.trail_bytes = 0
@@ -294,7 +295,7 @@ class SphereView(widgets.VBox):
         p = p[self.token_index]
         colors = [all_colors[i] for i in self.token_index]
         meshes = self._ensure_tokens(len(self.token_index))
-        for mesh, pos, color in zip(meshes, p, colors):
+        for mesh, pos, color in zip(meshes, p, colors, strict=True):
             mesh.position = tuple(float(q) for q in pos)
             mesh.material = self._material(color)
         self._colors = colors

@@ -89,10 +89,10 @@ def _gauge_frames(trajectory) -> np.ndarray:
                          f"got {y.shape}")
     if not np.all(np.isfinite(y)):
         raise ValueError("trajectory.y must be finite (no NaN or inf)")
-    err = float(np.max(np.abs(np.linalg.norm(y, axis=2) - 1.0)))
-    if err > c.v.UNIT_TOL:
+    deviation = float(np.max(np.abs(np.linalg.norm(y, axis=2) - 1.0)))
+    if deviation > c.v.UNIT_TOL:
         raise ValueError(f"trajectory.y must hold unit vectors (|y_i| = 1 within {c.v.UNIT_TOL:g}); "
-                         f"the largest deviation is {err:.3g}")
+                         f"the largest deviation is {deviation:.3g}")
     return y
 
 
@@ -205,7 +205,7 @@ class TwinView(widgets.VBox):
             self.groups.append(group)
             self.controls.append(controls)
         self.scene = three.Scene(children=scene_children, background="white")
-        for camera, controls in zip(self.cameras, self.controls):
+        for camera, controls in zip(self.cameras, self.controls, strict=True):
             self.renderers.append(responsive(three.Renderer(
                 camera=camera, scene=self.scene, controls=[controls], width=width, height=height,
                 antialias=True)))
@@ -221,7 +221,7 @@ class TwinView(widgets.VBox):
         heads = [widgets.HTML(f"<div style='font-weight:600;text-align:center'>{html.escape(s)}</div>")
                  for s in titles]
         panes = [widgets.VBox([head, r], layout=widgets.Layout(min_width="0", max_width="100%"))
-                 for head, r in zip(heads, self.renderers)]
+                 for head, r in zip(heads, self.renderers, strict=True)]
         self.legend = widgets.HTML(_legend_html(trajectory.xi, labels, None),
                                    layout=widgets.Layout(min_width="140px", margin="0 0 0 8px"))
         model = trajectory.model
