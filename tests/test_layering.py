@@ -21,7 +21,7 @@ BASE = ["_validate", "_version", "errors", "sphere", "progress", "checks", "exer
 FOLDERS = ["base", "quizzes", "dynamics", "models", "particles", "analysis", "meanfield", "sweep",
            "cli", "widgets", "figures", ""]
 #: imports that point upward today, each to be removed (and then struck from here)
-PENDING = set()
+PENDING: set[tuple[str, str]] = set()
 
 
 def folder(name):

@@ -459,7 +459,7 @@ def test_with_a_repository_url_pages_link_it_and_launch_binder_colab_jupyterhub(
 
 
 def _pins(path: Path = ROOT / "requirements.txt") -> dict[str, Version]:
-    pins = {}
+    pins: dict[str, Version] = {}
     for line in path.read_text().splitlines():
         if "==" in line and not line.startswith("#"):
             name, v = line.split("==")
@@ -487,7 +487,8 @@ def _closure(requirements: list[str]) -> set[str]:
     from importlib import metadata
 
     extras = _project()["optional-dependencies"]
-    found, done = set(), set()
+    found: set[str] = set()
+    done = set()
     todo = [Requirement(r) for r in requirements]
     while todo:
         req = todo.pop()

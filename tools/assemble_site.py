@@ -38,18 +38,31 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+try:  # imported as tools.assemble_site, or run as tools/assemble_site.py (tools/ on the path)
+    from tools.book_site import (
+        PDF_DIR,
+        PROBLEMS_PAGE,
+        QTI_DIR,
+        SITE_LINK_CLASS,
+        SITE_PARTS,
+        SLIDES_DIR,
+        STUDENT_DIR,
+        page_pdf,
+    )
+except ImportError:  # pragma: no cover
+    # the same module, run as a script
+    from book_site import (  # type: ignore[no-redef,import-not-found]
+        PDF_DIR,
+        PROBLEMS_PAGE,
+        QTI_DIR,
+        SITE_LINK_CLASS,
+        SITE_PARTS,
+        SLIDES_DIR,
+        STUDENT_DIR,
+        page_pdf,
+    )
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-from book_site import (  # noqa: E402
-    PDF_DIR,
-    PROBLEMS_PAGE,
-    QTI_DIR,
-    SITE_LINK_CLASS,
-    SITE_PARTS,
-    SLIDES_DIR,
-    STUDENT_DIR,
-    page_pdf,
-)
 
 BOOK = ROOT / "_build" / "html"
 STUDENT = ROOT / "_build" / "student" / "_build" / "html"

@@ -39,9 +39,12 @@ from pathlib import Path
 import yaml
 from packaging.specifiers import SpecifierSet
 
+try:  # imported as tools.check_workflow, or run as tools/check_workflow.py (tools/ on the path)
+    from tools.book_site import BASEURL_ENV
+except ImportError:  # pragma: no cover
+    from book_site import BASEURL_ENV  # type: ignore[no-redef,import-not-found]  # run as a script
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-from book_site import BASEURL_ENV  # noqa: E402
 
 #: check-jsonschema's copy of GitHub's workflow schema (``--builtin-schema``)
 SCHEMA = "vendor.github-workflows"

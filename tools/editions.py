@@ -64,8 +64,8 @@ try:  # imported as tools.editions, or run as tools/editions.py (tools/ on the p
     from tools.fences import fence_end
 except ImportError:  # pragma: no cover
     # the same modules, run as a script
-    from built_book import EXECUTED, executed_cells  # type: ignore[no-redef]
-    from fences import fence_end  # type: ignore[no-redef]
+    from built_book import EXECUTED, executed_cells  # type: ignore[no-redef,import-not-found]
+    from fences import fence_end  # type: ignore[no-redef,import-not-found]
 
 ROOT = Path(__file__).resolve().parents[1]
 FENCE_OPEN = re.compile(r"^\s*(`{3,}|:{3,})\s*\{([\w:.-]+)\}(.*)$")

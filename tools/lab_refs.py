@@ -33,7 +33,7 @@ from pathlib import Path
 try:  # imported as tools.lab_refs, or run as tools/lab_refs.py (tools/ on the path)
     from tools import built_book
 except ImportError:  # pragma: no cover
-    import built_book  # type: ignore[no-redef]  # the same module, run as a script
+    import built_book  # type: ignore[no-redef,import-not-found]  # the same module, run as a script
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"

@@ -65,9 +65,9 @@ try:  # imported as tools.slides, or run as tools/slides.py (tools/ on the path)
     from tools.print_pdf import model_refs
 except ImportError:  # pragma: no cover
     # the same modules, run as a script
-    import lab_cites  # type: ignore[no-redef]
-    from built_book import Refs, book_refs, doc_name, executed_copy  # type: ignore[no-redef]  # noqa: F401
-    from print_pdf import model_refs  # type: ignore[no-redef]
+    import lab_cites  # type: ignore[no-redef,import-not-found]
+    from built_book import Refs, book_refs, doc_name, executed_copy  # type: ignore[no-redef,import-not-found]  # noqa: F401
+    from print_pdf import model_refs  # type: ignore[no-redef,import-not-found]
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "slides_template" / "usaav_reveal"
@@ -743,10 +743,10 @@ def execute(nb, cwd: Path, timeout: int = 600):
     state (for the spheres)."""
     from nbclient import NotebookClient
 
-    try:
-        import book_site
-    except ImportError:  # pragma: no cover
+    try:  # imported as tools.slides, or run as tools/slides.py (tools/ on the path)
         from tools import book_site
+    except ImportError:  # pragma: no cover
+        import book_site  # type: ignore[no-redef,import-not-found]  # the same module, run as a script
 
     before = os.environ.get("JUPYTER_PATH")
     os.environ["JUPYTER_PATH"] = book_site.with_book_kernels()

@@ -182,7 +182,9 @@ _thread_policy()
 _cache_folder()
 _say_compiling()
 
-from . import (
+# These imports follow the calls above on purpose: the thread policy must be set before Numba is
+# first imported, and the cache folder before the modules below load their compiled functions.
+from . import (  # noqa: E402
     checks,
     dynamics,
     errors,
@@ -194,11 +196,11 @@ from . import (
     quizzes,
     sphere,
 )
-from ._version import __version__
-from .analysis import density, diagnostics, laws, maximizers, reductions, spectral
-from .models import Model, biases, gauges, profiles
-from .particles import IntegrationError, Trajectory, energy, energy_bound, experiments, simulate
-from .sweep import sweep
+from ._version import __version__  # noqa: E402
+from .analysis import density, diagnostics, laws, maximizers, reductions, spectral  # noqa: E402
+from .models import Model, biases, gauges, profiles  # noqa: E402
+from .particles import IntegrationError, Trajectory, energy, energy_bound, experiments, simulate  # noqa: E402
+from .sweep import sweep  # noqa: E402
 
 #: modules that now live in the package's folders and keep their short name:
 #: ``ue.diagnostics`` is :mod:`usaav_edu.analysis.diagnostics`, and ``from usaav_edu.analysis.diagnostics

@@ -228,6 +228,6 @@ def old_positional_order(*old):
                           f"order is now {f.__name__}{inspect.signature(f)} and the old one goes "
                           f"in the next release; write {f.__name__}({spelled})",
                           DeprecationWarning, stacklevel=2)
-            return f(**dict(zip(names, args)), **kwargs)
+            return f(**dict(zip(names, args, strict=True)), **kwargs)
         return wrapper
     return decorate

@@ -70,7 +70,7 @@ def agrees(got, expected, *, rtol: float = 1e-8, atol: float = 1e-10) -> bool:
             bool(np.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True))
     if isinstance(expected, (list, tuple)):
         return isinstance(got, (list, tuple, np.ndarray)) and len(got) == len(expected) and \
-            all(agrees(g, e, rtol=rtol, atol=atol) for g, e in zip(got, expected))
+            all(agrees(g, e, rtol=rtol, atol=atol) for g, e in zip(got, expected, strict=True))
     if isinstance(expected, dict):
         return isinstance(got, dict) and got.keys() == expected.keys() and \
             all(agrees(got[k], expected[k], rtol=rtol, atol=atol) for k in expected)

@@ -228,7 +228,7 @@ def von_mises_mixture(centers, kappas, weights, grid=4096):
     def density(theta):
         theta = np.asarray(theta, dtype=np.float64)
         out = np.zeros_like(theta)
-        for ck, kk, wk in zip(c, k, w):
+        for ck, kk, wk in zip(c, k, w, strict=True):
             # e^{kappa (cos - 1)} / (2 pi e^{-kappa} I_0(kappa)) avoids overflow
             out += wk * np.exp(kk * (np.cos(theta - ck) - 1.0)) / (TWO_PI * np.exp(-kk) * np.i0(kk))
         return out
@@ -482,7 +482,7 @@ def vmf_mixture_pdf(x, centers, kappas, weights):
     if x.shape[1] != 3:
         raise ValueError(f"x must be points of S^2 (shape (n, 3)), got {x.shape}")
     out = np.zeros(x.shape[0])
-    for ck, kk, wk in zip(c, k, w):
+    for ck, kk, wk in zip(c, k, w, strict=True):
         if kk == 0.0:
             out += wk / (4.0 * np.pi)
         else:

@@ -333,7 +333,7 @@ def winding_number(x, xi, period=TWO_PI):
     ks = np.arange(-(n // 2), (n - 1) // 2 + 1)
     power = np.sum(np.abs(profile_fourier(x, xi, ks, period)) ** 2, axis=1)
     folded = {}
-    for k, p in zip(np.abs(ks), power):
+    for k, p in zip(np.abs(ks), power, strict=True):
         folded[int(k)] = folded.get(int(k), 0.0) + float(p)
     return max(sorted(folded), key=lambda k: folded[k])
 

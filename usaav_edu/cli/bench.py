@@ -31,6 +31,7 @@ reads.  Direct summation is timed only where the cost model expects at most ``di
 seconds per evaluation; beyond, its time is the model's estimate, marked as such.
 """
 
+import functools
 import multiprocessing
 import signal
 import time
@@ -141,7 +142,7 @@ def batch_times(fns, repeats, min_time, pause=0.0):
     sizes = [batch_size(fn, min_time) for fn in fns]
     times = np.empty((repeats, len(fns)))
     for r in range(repeats):
-        for c, (fn, calls) in enumerate(zip(fns, sizes)):
+        for c, (fn, calls) in enumerate(zip(fns, sizes, strict=True)):
             time.sleep(pause)
             t0 = time.perf_counter()
             for _ in range(calls):
@@ -194,7 +195,7 @@ def measure(n_values=(256, 1024), repeats=21, d=3, beta=1.0, min_time=0.05, paus
     for n in n_values:
         y = uniform(n, d, seed=seed)
         fast = numba_velocity_call(y, beta)
-        ref = lambda: numpy_velocity(y, beta)  # noqa: E731
+        ref = functools.partial(numpy_velocity, y, beta)
         times = batch_times([fast, ref], repeats, min_time, pause)
         t_numba, t_numpy = np.median(times, axis=0)
         q1, ratio, q3 = np.percentile(times[:, 1] / times[:, 0], [25, 50, 75])
@@ -270,7 +271,8 @@ def fast_measure(n_values=(1000, 10000, 100000), repeats=5, d=3, beta=1.0, tol=1
         yt = np.ascontiguousarray(uniform(n, d, seed=seed).T)
         fast = fastsum.fast_kernel(model, np.zeros(n), d, tol)
         out_fast = np.empty_like(yt)
-        t_fast = float(np.median(batch_times([lambda: fast(yt, out_fast)], repeats, min_time)))
+        call = functools.partial(fast, yt, out_fast)
+        t_fast = float(np.median(batch_times([call], repeats, min_time)))
         estimate = fastsum.estimated_seconds("direct", n, d, beta, tol)
         measured = estimate <= direct_limit
         error = None
@@ -278,7 +280,8 @@ def fast_measure(n_values=(1000, 10000, 100000), repeats=5, d=3, beta=1.0, tol=1
             field = GaugeField(kernel_params(bias=None, beta=beta, linear=False, sa=False))
             out = np.empty_like(yt)
             batches = max(1, min(repeats, 3))
-            t_direct = float(np.median(batch_times([lambda: field(yt, out)], batches, min_time)))
+            call = functools.partial(field, yt, out)
+            t_direct = float(np.median(batch_times([call], batches, min_time)))
             _, z = pair_sums(yt, np.ones((1, 1)), False, beta, False)
             error = float(np.max(np.abs(out_fast - out))) / float(np.max(z) / n)
         else:

@@ -564,7 +564,7 @@ def _sweep_range(text, key, values):
         raise ValueError(f"--grid {text!r}: start:stop[:step] is for the integer keys "
                          f"({', '.join(SWEEP_INTEGERS)})")
     bounds = []
-    for name, part in zip(("start", "stop", "step"), parts):
+    for name, part in zip(("start", "stop", "step"), parts, strict=False):
         try:
             bounds.append(int(part))
         except ValueError:
@@ -760,7 +760,7 @@ def sweep_table(ds):
                      f"{float(good['clusters'].mean()):.2f}"])
     shown = rows[:SUMMARY_ROWS]
     widths = [max(len(r[j]) for r in [header, *shown]) for j in range(len(header))]
-    lines = ["  ".join(c.rjust(wd) for c, wd in zip(r, widths)) for r in [header, *shown]]
+    lines = ["  ".join(c.rjust(wd) for c, wd in zip(r, widths, strict=True)) for r in [header, *shown]]
     if len(rows) > SUMMARY_ROWS:
         lines.append(f"... {len(rows) - SUMMARY_ROWS} more rows")
     return "\n".join(lines)

@@ -22,7 +22,8 @@ sums over ``j`` are moments formed once (fast summation).
 """
 
 from .energy import energy_bound, energy_gauge
-from .integrate.steppers import METHODS, AdaptiveStepper, ButcherTableau, FixedStepper, Outcome
+from .integrate.steppers import METHODS as METHODS
+from .integrate.steppers import AdaptiveStepper, ButcherTableau, FixedStepper, Outcome
 from .reference import energy_reference, rk4_reference, velocity_reference
 from .rhs import pair_sums, velocity
 

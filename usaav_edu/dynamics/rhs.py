@@ -113,13 +113,13 @@ from numba import njit, prange
 # caller uncacheable; this intrinsic calls the same runtime symbol directly.
 from numba.np.ufunc.parallel import _iget_num_threads as num_threads
 
+from .fastexp import LOG2E, T_LO, fexp2, fexp2_in_range
+
 # Start the threading layer now: it registers the runtime symbols (thread
 # count, scheduler) that compiled code calls.  A parallel function reloaded
 # from the cache does this itself, but a cached caller of one (``velocity``
 # below, or other compiled code calling ``pair_sums``) does not.
 numba.get_num_threads()
-
-from .fastexp import LOG2E, T_LO, fexp2, fexp2_in_range
 
 BLOCK = 256
 PARALLEL_MIN = 300

@@ -17,8 +17,8 @@ from .solver import (
                      STABILITY,
                      TAIL_TOL,
 )
-from .solver import __all__ as _solver_all
 
 __all__ = ["solver", "UnresolvedError", "DEFAULT_MAX_STEPS", "ENERGY_RTOL", "HOW", "INPUT_NEGATIVE_TOL",
            "M_MIN", "MASS_TOL", "METHODS", "METRICS", "NEGATIVE_TOL", "ON_FAILURE", "STABILITY",
-           "TAIL_TOL", *_solver_all]
+           "TAIL_TOL"]
+__all__ += solver.__all__

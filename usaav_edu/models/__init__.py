@@ -9,11 +9,11 @@
 Everything a user needs is re-exported here: ``ue.models.rope(1.0, (1.0,), 3)``.
 """
 
-from . import biases, gauges, profiles
+from . import biases, gauges, model, profiles
 from .model import *  # noqa: F403  (the constructors and parts listed in model.__all__)
-from .model import NORMALIZATIONS, PARAMS_VERSION, apply_matrices
+from .model import NORMALIZATIONS, PARAMS_VERSION
+from .model import apply_matrices as apply_matrices
 from .profiles import BETA_MAX, BETA_MIN
-from .model import __all__ as _model_all
 
-__all__ = ["biases", "gauges", "profiles", "BETA_MAX", "BETA_MIN", "NORMALIZATIONS", "PARAMS_VERSION",
-           *_model_all]
+__all__ = ["biases", "gauges", "profiles", "BETA_MAX", "BETA_MIN", "NORMALIZATIONS", "PARAMS_VERSION"]
+__all__ += model.__all__

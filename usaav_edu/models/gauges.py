@@ -98,7 +98,7 @@ class IdentityGauge:
         If ``d`` is not None or an integer >= 2.
     """
 
-    d: int = None
+    d: int | None = None
     kind = "identity"
     labels = "none"
     identity = True
@@ -227,7 +227,7 @@ class RopeGauge:
     """
 
     omegas: tuple
-    d: int = None
+    d: int | None = None
     kind = "rope"
     labels = "position"
     identity = False

@@ -120,7 +120,7 @@ class Model:
     profile: object = field(default_factory=ExpProfile)
     normalization: str = "usa"
     rotate_values: bool = True
-    name: str = None
+    name: str | None = None
 
     def __post_init__(self):
         put = object.__setattr__
@@ -667,9 +667,9 @@ class KernelInput:
     xi: np.ndarray
     y0: np.ndarray
     params: KernelParams
-    frozen: np.ndarray = None
-    matrices: np.ndarray = None
-    facts: "BiasFacts" = None
+    frozen: np.ndarray | None = None
+    matrices: np.ndarray | None = None
+    facts: "BiasFacts | None" = None
     dense_bias: bool = True
 
     def __post_init__(self):

@@ -47,7 +47,7 @@ class Experiment:
     parameters: tuple
     model: object
     labels: object = None
-    fixed_dimension: int = None
+    fixed_dimension: int | None = None
 
 
 def positions(n, omega=1.0):

@@ -165,18 +165,18 @@ class Trajectory:
     energy: np.ndarray
     model: Model
     method: str
-    dt: float = None
-    rtol: float = None
-    atol: float = None
-    frozen: np.ndarray = field(default=None, repr=False)
+    dt: float | None = None
+    rtol: float | None = None
+    atol: float | None = None
+    frozen: np.ndarray | None = field(default=None, repr=False)
     seed: object = None
     n_rhs: int = 0
-    steps_accepted: int = None
-    steps_rejected: int = None
+    steps_accepted: int | None = None
+    steps_rejected: int | None = None
     version: str = ""
     summation: str = "direct"
-    degree: int = None
-    error_bound: float = None
+    degree: int | None = None
+    error_bound: float | None = None
     status: Status = Status.COMPLETED
     message: str | None = None
 

@@ -357,7 +357,7 @@ class _Layout:
     def label(self, index):
         """The point ``index`` as ``(beta=1.0, seed=3)``."""
         return "(" + ", ".join(f"{k}={vals[i]!r}" if isinstance(vals[i], str) else f"{k}={vals[i]}"
-                               for k, vals, i in zip(self.keys, self.values, index)) + ")"
+                               for k, vals, i in zip(self.keys, self.values, index, strict=True)) + ")"
 
     def stored(self):
         """The variables of a store, with the shape of each: the result's, session, checksum."""
@@ -366,14 +366,14 @@ class _Layout:
         return shapes
 
     def keywords(self, fixed, index):
-        return {**fixed, **{k: vals[i] for k, vals, i in zip(self.keys, self.values, index)}}
+        return {**fixed, **{k: vals[i] for k, vals, i in zip(self.keys, self.values, index, strict=True)}}
 
     def dims(self, name):
         return tuple(self.keys) + (("time",) if name in self.series else ())
 
     def coords(self):
         coords = {k: np.asarray(vals, dtype=object if isinstance(vals[0], str) else None)
-                  for k, vals in zip(self.keys, self.values)}
+                  for k, vals in zip(self.keys, self.values, strict=True)}
         if self.series:
             coords["time"] = self.times
         return coords
@@ -589,7 +589,7 @@ class _Store:
         try:
             self.group = zarr.open_group(self.path, mode="r+", zarr_format=2,
                                          use_consolidated=False)
-            coords = dict(zip(layout.keys, layout.values))
+            coords = dict(zip(layout.keys, layout.values, strict=True))
             _check_layout(self.path, self.group, layout.stored(), coords)
             consolidated = zarr.open_group(self.path, mode="r", zarr_format=2)
             _check_layout(self.path, consolidated, layout.stored(), coords)
@@ -780,7 +780,7 @@ def read_store(store):
         raise ValueError(f"store {path} has the layout of format {arguments.get('format')}, "
                          f"without a checksum per point, so its points cannot be verified")
     layout = _Layout(pairs, settings, extra)
-    coords = dict(zip(layout.keys, layout.values))
+    coords = dict(zip(layout.keys, layout.values, strict=True))
     _check_layout(path, zarr.open_group(path, mode="r", zarr_format=2, use_consolidated=False),
                   layout.stored(), coords)
     _check_layout(path, group, layout.stored(), coords)

@@ -510,7 +510,7 @@ def run_tasks(modes, bounds, yt, tp, moms, cm, res):
         fut.result()
 
 
-_POOL = []
+_POOL: list[ThreadPoolExecutor] = []
 # A forked child has the pool object but not its threads: it builds its own at its first use.
 os.register_at_fork(after_in_child=_POOL.clear)
 

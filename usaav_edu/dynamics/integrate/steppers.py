@@ -338,7 +338,10 @@ class _Contract:
         retract = getattr(field, "retract", None)
         if retract is None:
             mobile, has_frozen = field.mobile, field.has_frozen
-            retract = lambda y: _retract(y, mobile, has_frozen)
+
+            def retract(y):
+                return _retract(y, mobile, has_frozen)
+
         self.retract = retract
         self.error_norm = getattr(field, "error_norm", _sphere_error_norm)
         self.stage_speed = getattr(field, "stage_speed", _weighted_squares)
