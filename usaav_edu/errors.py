@@ -10,7 +10,7 @@
 * :class:`ClaimFailed` a claim of the book that the computation does not bear out.
 
 Wrong arguments raise the built-in ``TypeError`` and ``ValueError``, with a message that names
-the argument and what was expected (:mod:`usaav_edu._validate`).  :class:`WorkEstimateError`
+the argument and what was expected (``usaav_edu._validate``).  :class:`WorkEstimateError`
 and :class:`StepTooLargeError` are ``ValueError`` too: they refuse an argument (``t_max``,
 ``n``, ``dt``) before any work is done.
 """

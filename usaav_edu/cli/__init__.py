@@ -1,4 +1,4 @@
-"""The ``usaav-edu`` command (:mod:`.command`) and the throughput measurements it reports (:mod:`.bench`)."""
+"""The ``usaav-edu`` command (:mod:`.command`) and the throughput measurements it reports (``usaav_edu.cli.bench``)."""
 
 from . import bench
 from .command import main

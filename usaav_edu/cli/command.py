@@ -169,7 +169,7 @@ def _parser():
 
 
 DEPRECATED_FLAGS = {"--tau": "--t-max", "--frames": "--n-frames", "--tol": "--cluster-tol"}
-"""The old spelling of a flag -> the new one: kept for one release, with a deprecation line."""
+"""The new spelling of each old flag, which is kept for one release and prints a deprecation line."""
 FLAG_DEFAULTS = {"t_max": 20.0, "n_frames": 101, "cluster_tol": 1e-3}
 """The defaults of the flags that have an old spelling (None in the parser, to see both)."""
 

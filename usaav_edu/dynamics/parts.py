@@ -29,7 +29,7 @@ class BiasFacts(NamedTuple):
     """What the solver needs to know of a run's bias ``b_ij = b(xi_i, xi_j)``.
 
     The step size, the stiffness estimate and the energy check read ``max |b_ij|`` and the
-    sign of the entries; a :class:`SeparableBias` gives them without the ``n x n`` matrix.
+    sign of the entries; a :class:`~usaav_edu.dynamics.parts.SeparableBias` gives them without the ``n x n`` matrix.
 
     Attributes
     ----------

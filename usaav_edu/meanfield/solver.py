@@ -56,7 +56,7 @@ The flux ``f w`` is formed on a grid of ``3m/2`` points (zero padding: no aliasi
 modes) and differentiated in Fourier space, so the scheme is the Galerkin truncation of the
 equation: the mass ``c_0`` is never changed (its time derivative is exactly ``0 * flux``) and, for
 USA and ``f >= 0``, the energy cannot fall.  Time: Dormand-Prince 5(4)
-(:data:`usaav_edu.dynamics.integrate.DOPRI5`), the stepper, step-size controller and frame loop of
+(:data:`usaav_edu.dynamics.integrate.tableaus.DOPRI5`), the stepper, step-size controller and frame loop of
 :mod:`usaav_edu.dynamics.integrate` that the particle solver uses, with error control on the grid
 values, the identity as the retraction and the step bounded by stability (``STABILITY``).
 
@@ -896,7 +896,7 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
         mode is advected at ``(m / 2) max|w|``).
     method : {"dopri5"}
         The time stepper: Dormand-Prince 5(4) with error control
-        (:data:`usaav_edu.dynamics.integrate.METHODS`, as for :func:`usaav_edu.simulate`);
+        (:data:`usaav_edu.dynamics.integrate.steppers.METHODS`, as for :func:`usaav_edu.simulate`);
         ``"rk4"`` is refused (a fixed step would not control the fastest modes).
     on_failure : {"raise", "return"} or None
         When the density outgrows the grid: raise :class:`~usaav_edu.errors.UnresolvedError`

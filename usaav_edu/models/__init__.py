@@ -1,6 +1,6 @@
 """The model: a gauge, a bias and a profile, and the constructors of the paper's models.
 
-* :mod:`.model` the :class:`Model` that composes the parts, and its constructors
+* :mod:`.model` the :class:`~usaav_edu.models.model.Model` that composes the parts, and its constructors
   (``usa``, ``sa``, ``rope``, ``prefix_gauge``, ``distance_bias``, ``cosine_bias``, ...),
 * :mod:`.gauges` the gauges (identity, RoPE, frames of prompts),
 * :mod:`.biases` the biases ``b(xi_i, xi_j)`` (none, distance, cosine),

@@ -1,7 +1,7 @@
 """Finitely many tokens: the solver, its result and the book's initial conditions.
 
-* :mod:`.solver` :func:`simulate` (the particle system integrated in time) and the energy,
-* :mod:`.trajectory` the :class:`Trajectory` it returns (frames, energy, provenance, files),
+* :mod:`.solver` :func:`~usaav_edu.simulate` (the particle system integrated in time) and the energy,
+* :mod:`.trajectory` the :class:`~usaav_edu.Trajectory` it returns (frames, energy, provenance, files),
 * :mod:`.experiments` the named set-ups of the chapters (``setup("rope_orbits")``).
 """
 

@@ -1,7 +1,7 @@
 """How a run's pair sum is computed: the summation plan, chosen once per run.
 
 A :class:`SummationPlan` answers every question about the pair sum of one run of
-:func:`usaav_edu.simulate` or :func:`usaav_edu.particles.solver.energy`: direct or fast
+:func:`usaav_edu.simulate` or :func:`usaav_edu.energy`: direct or fast
 summation, why fast summation does not apply (``reason``), the fast kernel with its degree,
 rank and error bounds, the estimated seconds of one evaluation (the cost model
 :func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds`), the velocity field the stepper
@@ -158,7 +158,7 @@ class SummationPlan:
 
     @property
     def error_bound(self):
-        """The velocity's relative error bound, at least the rounding floor (None: direct)."""
+        """The relative error bound of the velocity, never below the rounding floor (None for direct summation)."""
         return None if self.fast is None else max(float(self.fast.bound), fastsum.TOL_FLOOR)
 
     @property

@@ -5,7 +5,7 @@ A :class:`Trajectory` holds three groups, each also readable as one record: its 
 tokens), its step statistics (``traj.stats``: the steps accepted and rejected, the velocity
 evaluations and the RK4 step) and its provenance (``traj.provenance``: the model, the method
 and its tolerances, the summation, the seed and the version); and how the run ended, its
-``status`` (:class:`Status`) and ``message``.
+``status`` (:class:`~usaav_edu.particles.trajectory.Status`) and ``message``.
 """
 
 import contextlib
@@ -104,10 +104,10 @@ class Provenance(NamedTuple):
 class Trajectory:
     """Frames of a run of USA-AV.
 
-    The attributes come in three groups, each also one record: ``data`` (:class:`Data`:
-    ``t``, ``x``, ``xi``, ``energy``, ``frozen``), ``stats`` (:class:`StepStats`:
+    The attributes come in three groups, each also one record: ``data`` (:class:`~usaav_edu.particles.trajectory.Data`:
+    ``t``, ``x``, ``xi``, ``energy``, ``frozen``), ``stats`` (:class:`~usaav_edu.particles.trajectory.StepStats`:
     ``steps_accepted``, ``steps_rejected``, ``n_rhs``, ``dt``) and ``provenance``
-    (:class:`Provenance`: ``model``, ``method``, ``rtol``, ``atol``, ``summation``,
+    (:class:`~usaav_edu.particles.trajectory.Provenance`: ``model``, ``method``, ``rtol``, ``atol``, ``summation``,
     ``degree``, ``error_bound``, ``seed``, ``version``); with ``status`` and ``message``.
 
     Attributes
@@ -151,7 +151,7 @@ class Trajectory:
         ``max_i |v_hat_i - v_i| / max_i m_i`` with the row mass ``m_i`` (the FastKernel's
         ``bound``; None for direct summation, exact to rounding).
     status
-        How the run ended (:class:`Status`): ``Status.COMPLETED`` (also every file written
+        How the run ended (:class:`~usaav_edu.particles.trajectory.Status`): ``Status.COMPLETED`` (also every file written
         before the status was recorded), ``Status.MAX_STEPS`` or ``Status.FAILED`` (returned
         by ``simulate(..., on_failure="return")``).
     message
@@ -191,17 +191,17 @@ class Trajectory:
 
     @property
     def data(self):
-        """The frames, labels, energies and frozen tokens (:class:`Data`)."""
+        """The frames, labels, energies and frozen tokens (:class:`~usaav_edu.particles.trajectory.Data`)."""
         return Data(self.t, self.x, self.xi, self.energy, self.frozen)
 
     @property
     def stats(self):
-        """The step statistics (:class:`StepStats`)."""
+        """The step statistics (:class:`~usaav_edu.particles.trajectory.StepStats`)."""
         return StepStats(self.steps_accepted, self.steps_rejected, self.n_rhs, self.dt)
 
     @property
     def provenance(self):
-        """The model, method, settings, summation, seed and version (:class:`Provenance`)."""
+        """The model, method, settings, summation, seed and version (:class:`~usaav_edu.particles.trajectory.Provenance`)."""
         return Provenance(self.model, self.method, self.rtol, self.atol, self.summation,
                           self.degree, self.error_bound, self.seed, self.version)
 
@@ -416,11 +416,11 @@ def _savable(traj):
 def check_target(path, *, name="path", nbytes=None):
     """Check that a trajectory can be saved to ``path``; return the file that ``save`` replaces.
 
-    :meth:`Trajectory.save` calls it before it writes anything, and the ``usaav-edu`` command
+    :meth:`usaav_edu.Trajectory.save` calls it before it writes anything, and the ``usaav-edu`` command
     before the run, so that a run is never computed only to be lost.  Refused, with a message
     naming ``name`` and the reason:
 
-    * what :func:`usaav_edu._validate.output_path` refuses: an empty path, a path ending in a
+    * what ``usaav_edu._validate.output_path`` refuses: an empty path, a path ending in a
       separator or naming a directory, a folder that is missing or not writable;
     * a symbolic link is resolved (all the way) and its target checked: a link into a missing
       or read-only folder, or a loop of links, is refused like the path itself;

@@ -2,7 +2,7 @@
 
 The loop kernels of :class:`.kernel.FastKernel` (its docstring says how the sums are computed:
 chunks, two passes, vectorization, one compiled task, threads).  Every inner loop is a counted
-loop over contiguous slices, compiled with the fast-math flags of :data:`.expansions.FLAGS`.
+loop over contiguous slices, compiled with the fast-math flags of ``expansions.FLAGS``.
 """
 
 import os
@@ -342,7 +342,7 @@ class TaskParams(NamedTuple):
     nq : int
         Value rows per set.
     code : int
-        The feature map (:data:`.expansions.BASIS_CODE`).
+        The feature map (``expansions.BASIS_CODE``).
     degree : int
         Its degree.
     tree : tuple

@@ -91,7 +91,7 @@ def rank_for(d, beta, tol, bias="none"):
     """The rank ``p`` of the USA expansion for ``beta`` and ``tol`` (``inf`` if out of reach).
 
     The rank of a :class:`.kernel.FastKernel` of the bias at one token (the row-sum ratio 1), from
-    :func:`degree_plan` without building the kernel.
+    :func:`~usaav_edu.dynamics.fastsum.kernel.degree_plan` without building the kernel.
 
     Parameters
     ----------
