@@ -68,8 +68,8 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
   pace, and an evaluation takes about as long as with one thread.  Smaller
   chunks claimed in turn (an atomic counter) would let the thread on the
   free core do more of them, but with four chunks per thread an idle
-  machine lost about 20% of the throughput (n = 1024, two cores), so the
-  chunks stay one per thread.
+  machine lost throughput (README, "Performance"), so the chunks stay one
+  per thread.
 * Threads on a busy machine.  Numba's threading layer is the first of TBB,
   OpenMP and its own workqueue that loads; with the pip wheels on Linux
   (no TBB) it is OpenMP (GNU libgomp).  By default libgomp's idle workers
@@ -78,9 +78,8 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
   microseconds, so its workers never sleep: on a machine whose cores are
   busy with other work they use up their share of the CPU spinning, and a
   worker that the scheduler has set aside holds up the others at the end
-  of the region.  Measured at ``n = 1024`` on two cores beside two busy
-  processes: 1.3e8 pair interactions per second, eight times below one
-  thread under the same load.  The package therefore sets, when it is
+  of the region: several times slower than one thread under the same load
+  (``benchmarks/contention.py``; README, "Performance").  The package therefore sets, when it is
   imported and before the threading layer starts,
   ``OMP_WAIT_POLICY=passive`` (idle workers sleep at once; a woken thread
   is scheduled promptly, a spinning one is not favoured), unless the user's
@@ -96,10 +95,8 @@ The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
   wins).  ``benchmarks/contention.py`` measures the effect.
 * Serial below ``PARALLEL_MIN`` tokens.  Waking sleeping workers costs tens
   of microseconds, and at 256 tokens (d = 3) two threads are no faster than
-  one even on an idle machine (best of 300 batches on two cores, pair
-  interactions per second with two threads and with one: n = 256, 1.17e9
-  and 1.18e9; n = 320, 1.73e9 and 1.25e9; n = 384, 1.99e9 and 1.34e9); a
-  serial evaluation also cannot be held up by a descheduled worker.
+  one even on an idle machine (README, "Performance"); a serial evaluation
+  also cannot be held up by a descheduled worker.
 """
 
 import os

@@ -16,8 +16,8 @@ estimated cost of an evaluation; the stepper never knows which:
   whose relative error is bounded by ``summation_tol``; no ``n x n`` matrix is built anywhere in
   the run;
 * ``"auto"`` (the default): direct where fast summation does not apply or is estimated no
-  faster (:func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds`, a cost model measured on this
-  machine), fast otherwise.
+  faster (:func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds`, a cost model calibrated by
+  ``benchmarks/fast_summation.py``), fast otherwise.
 """
 
 import math
@@ -416,9 +416,9 @@ DEFAULT_MAX_SECONDS = 3600.0
 """The default cap on the estimated time of one :func:`~usaav_edu.simulate` call (an hour).
 
 The estimate is velocity evaluations (steps times stages, plus one energy per frame) times the
-cost of one evaluation, :func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds` (a cost model of
-this machine's two cores).  Every run of the book takes seconds; direct summation of 100,000
-tokens takes about 7 s per evaluation, hours per run."""
+cost of one evaluation, :func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds` (a cost model
+calibrated by ``benchmarks/fast_summation.py``).  Every run of the book takes seconds; direct
+summation of 100,000 tokens takes seconds per evaluation, hours per run."""
 
 EVALUATIONS_PER_STEP = {"rk4": 4, "dopri5": 7}
 """Velocity evaluations per step (RK4) or trial step (Dormand-Prince)."""

@@ -30,9 +30,8 @@ def chunk_size(p):
     """Tokens per chunk: 256 for up to 256 features, else 128, fewer where ``8 p CH`` would
     exceed ``CHUNK_BYTES`` (at least 16).
 
-    Measured (CPU time of one evaluation, n = 1e5): d = 3, p = 121: 42, 38, 37, 37 ms for
-    64, 128, 256, 512 tokens; d = 4, p = 1001: 420, 303, 204, 177, 199 ms for 16, 32, 64, 128,
-    256 tokens.  Longer loops over the tokens outweigh a buffer beyond the L2 cache.
+    Longer loops over the tokens outweigh a buffer beyond the L2 cache (the measurement is in
+    the README's "Performance": measurements behind the kernels' choices).
 
     Parameters
     ----------

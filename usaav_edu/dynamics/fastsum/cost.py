@@ -37,14 +37,11 @@ def estimated_seconds(kind, n, d, beta, tol, bias="none", rank=None):
     with ``p`` the rank :class:`.kernel.FastKernel` chooses for ``beta`` and ``tol`` (``rank`` when
     given, the rank of a kernel at hand; else :func:`rank_for`, USA, ``inf`` when ``tol`` is
     out of reach), ``T0 = 2e-5`` s and ``T0' = 1e-4`` s (the fixed costs of a call),
-    ``s = 2`` where the fast sums run on one thread.  The constants were measured on
-    2026-12-01 on the project's 2-core Intel Xeon (KVM guest) by
-    ``benchmarks/fast_summation.py`` and a calibration over d = 2 .. 6 and the three biases:
-    ``R(3)`` is the direct kernel's throughput there at large n (1.2e9 to 1.8e9 pair
-    interactions per second), and the dependence on d the measured ratios (d = 2: 1.3, d = 4:
-    0.85, d = 6: 0.63 of d = 3); ``c`` and ``k`` the fast kernel's time per token, feature and
-    value row at n = 1e5 (the machine was shared, so the figures are from the best of several
-    runs and CPU time; they are estimates to choose between the two summations, not promises).
+    ``s = 2`` where the fast sums run on one thread.  ``R(3)`` is the direct kernel's throughput
+    at large n, ``R(d) / R(3)`` its measured dependence on d, ``c`` and ``k`` the fast kernel's
+    time per token, feature and value row at n = 1e5: calibrated by
+    ``benchmarks/fast_summation.py`` (the README's "Performance" gives the machine and the
+    figures).  They are estimates to choose between the two summations, not promises.
 
     Parameters
     ----------

@@ -98,9 +98,8 @@ How the sums are computed:
   recursion run in two threads.  (A chunked scan with carries would use more threads, but
   needs a third pass over the features: on two cores it does more work per core.)
 * Cost.  At d = 3, beta = 1, tol = 1e-10, n = 1e5 one evaluation does about ``2 n p``
-  feature values and ``2 n p d`` multiply-adds: 37 ms of CPU time on the project's machine,
-  about 20 ms on two free cores, against about 7 s for the direct kernel
-  (``benchmarks/fast_summation.py``; measured while the machine was shared).
+  feature values and ``2 n p d`` multiply-adds, against ``n^2`` pairs for the direct kernel
+  (``benchmarks/fast_summation.py`` times both; the README's "Performance" gives the figures).
 """
 
 import math
