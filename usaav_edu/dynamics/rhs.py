@@ -583,16 +583,8 @@ def chunk_sums(yt, bias, has_bias, beta, linear, rows, buf):
 
     Parameters
     ----------
-    yt : ndarray
-        ``(d, n)`` gauge coordinates, one column per token.
-    bias : ndarray
-        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
-    has_bias : bool
-        Whether ``bias`` multiplies the weights.
-    beta : float
-        The inverse temperature.
-    linear : bool
-        Constant ``phi'`` (no exponential).
+    yt, bias, has_bias, beta, linear
+        The tokens and the kernel's parameters, as :func:`pair_sums` takes them.
     rows : ndarray
         The rows of the chunk, increasing (:func:`chunk_rows`).
     buf : ndarray
@@ -652,16 +644,8 @@ def diagonal_weights(yt, bias, has_bias, beta, linear, w):
 
     Parameters
     ----------
-    yt : ndarray
-        ``(d, n)`` gauge coordinates, one column per token.
-    bias : ndarray
-        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
-    has_bias : bool
-        Whether ``bias`` multiplies the weights.
-    beta : float
-        The inverse temperature.
-    linear : bool
-        Constant ``phi'`` (no exponential).
+    yt, bias, has_bias, beta, linear
+        The tokens and the kernel's parameters, as :func:`pair_sums` takes them.
     w : ndarray
         ``(n,)``, overwritten.
 
@@ -698,16 +682,8 @@ def add_diagonal(yt, bias, has_bias, beta, linear, acc, z):
 
     Parameters
     ----------
-    yt : ndarray
-        ``(d, n)`` gauge coordinates, one column per token.
-    bias : ndarray
-        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
-    has_bias : bool
-        Whether ``bias`` multiplies the weights.
-    beta : float
-        The inverse temperature.
-    linear : bool
-        Constant ``phi'`` (no exponential).
+    yt, bias, has_bias, beta, linear
+        The tokens and the kernel's parameters, as :func:`pair_sums` takes them.
     acc : ndarray
         ``(d, n)`` sums ``A``, updated.
     z : ndarray
@@ -773,16 +749,8 @@ def serial_chunk_sums(yt, bias, has_bias, beta, linear):
 
     Parameters
     ----------
-    yt : ndarray
-        ``(d, n)`` gauge coordinates, one column per token.
-    bias : ndarray
-        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
-    has_bias : bool
-        Whether ``bias`` multiplies the weights.
-    beta : float
-        The inverse temperature.
-    linear : bool
-        Constant ``phi'`` (no exponential).
+    yt, bias, has_bias, beta, linear
+        The tokens and the kernel's parameters, as :func:`pair_sums` takes them.
 
     Returns
     -------
@@ -814,16 +782,8 @@ def parallel_chunk_sums(yt, bias, has_bias, beta, linear):
 
     Parameters
     ----------
-    yt : ndarray
-        ``(d, n)`` gauge coordinates, one column per token.
-    bias : ndarray
-        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
-    has_bias : bool
-        Whether ``bias`` multiplies the weights.
-    beta : float
-        The inverse temperature.
-    linear : bool
-        Constant ``phi'`` (no exponential).
+    yt, bias, has_bias, beta, linear
+        The tokens and the kernel's parameters, as :func:`pair_sums` takes them.
 
     Returns
     -------
@@ -893,16 +853,8 @@ def saturated_chunk_sums(yt, bias, has_bias, beta, linear):
 
     Parameters
     ----------
-    yt : ndarray
-        ``(d, n)`` gauge coordinates, one column per token.
-    bias : ndarray
-        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
-    has_bias : bool
-        Whether ``bias`` multiplies the weights.
-    beta : float
-        The inverse temperature.
-    linear : bool
-        Constant ``phi'`` (no exponential).
+    yt, bias, has_bias, beta, linear
+        The tokens and the kernel's parameters, as :func:`pair_sums` takes them.
 
     Returns
     -------
@@ -947,16 +899,8 @@ def chunk_buffers(yt, bias, has_bias, beta, linear):
 
     Parameters
     ----------
-    yt : ndarray
-        ``(d, n)`` gauge coordinates, one column per token.
-    bias : ndarray
-        The symmetric ``(n, n)`` bias matrix when ``has_bias``, else any 2-D array.
-    has_bias : bool
-        Whether ``bias`` multiplies the weights.
-    beta : float
-        The inverse temperature.
-    linear : bool
-        Constant ``phi'`` (no exponential).
+    yt, bias, has_bias, beta, linear
+        The tokens and the kernel's parameters, as :func:`pair_sums` takes them.
 
     Returns
     -------
