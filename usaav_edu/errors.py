@@ -6,6 +6,8 @@
 * :class:`UnresolvedError` a density that sharpened beyond what its grid resolves (collapse);
 * :class:`WorkEstimateError` a run refused before it starts because its estimated time or
   memory exceeds the limit (the message gives the estimate and what to change);
+* :class:`FastSummationRefused` ``summation="fast"`` asked of a model where fast summation does
+  not apply (the reason is given);
 * :class:`SchedulerUnreachable` no Dask scheduler answers at the address given;
 * :class:`ClaimFailed` a claim of the book that the computation does not bear out.
 
@@ -16,7 +18,7 @@ and :class:`StepTooLargeError` are ``ValueError`` too: they refuse an argument (
 """
 
 __all__ = ["IntegrationError", "StepTooLargeError", "UnresolvedError", "WorkEstimateError",
-           "SchedulerUnreachable", "ClaimFailed"]
+           "FastSummationRefused", "SchedulerUnreachable", "ClaimFailed"]
 
 
 class IntegrationError(RuntimeError):
@@ -64,6 +66,15 @@ class WorkEstimateError(ValueError):
         super().__init__(message)
         self.seconds = seconds
         self.nbytes = nbytes
+
+
+class FastSummationRefused(ValueError):
+    """``summation="fast"`` asked for a model where it does not apply; ``reason`` says why."""
+
+    def __init__(self, reason):
+        self.reason = reason
+        super().__init__(f"summation='fast' does not apply: {reason}. Use summation='direct' "
+                         f"(or 'auto', which falls back to it).")
 
 
 class SchedulerUnreachable(OSError):

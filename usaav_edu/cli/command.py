@@ -57,9 +57,9 @@ import sys
 
 from .. import _validate as v
 from ..analysis import diagnostics
-from ..errors import WorkEstimateError
+from ..errors import FastSummationRefused, WorkEstimateError
 from ..particles import experiments
-from ..particles.plan import DEFAULT_TOL, FastSummationRefused, summation_args
+from ..particles.plan import DEFAULT_TOL, summation_args
 from ..particles.solver import IntegrationError, simulate
 from ..particles.trajectory import _size, check_target, saved_bytes
 

@@ -24,20 +24,12 @@ from ..dynamics import energy_gauge, fastsum
 from ..dynamics.integrate import steppers as integrators
 from ..dynamics.parts import is_separable
 from ..dynamics.unrotated import UnrotatedValuesField
+from ..errors import FastSummationRefused
 
 SUMMATIONS = ("auto", "direct", "fast")
 """The values of ``summation``."""
 DEFAULT_TOL = 1e-10
 """The default error bound of fast summation (``tol`` of ``simulate`` and ``energy``)."""
-
-
-class FastSummationRefused(ValueError):
-    """``summation="fast"`` asked for a model where it does not apply; ``reason`` says why."""
-
-    def __init__(self, reason):
-        self.reason = reason
-        super().__init__(f"summation='fast' does not apply: {reason}. Use summation='direct' "
-                         f"(or 'auto', which falls back to it).")
 
 
 def summation_args(model, summation, tol):
