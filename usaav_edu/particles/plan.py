@@ -54,7 +54,7 @@ def summation_args(model, summation, tol):
     Raises
     ------
     TypeError, ValueError
-        Naming the argument; :class:`FastSummationRefused` (a ValueError) for
+        Naming the argument; :class:`~usaav_edu.errors.FastSummationRefused` (a ValueError) for
         ``summation="fast"`` where it does not apply, before any work.
     """
     summation = v.choice("summation", summation, SUMMATIONS)
