@@ -1001,6 +1001,32 @@ def _run_on(client_arg, workers, task, todo, on_result, progress):
     return lost
 
 
+def _record(name, identity, pairs, fixed, settings, extra, t_max, dt):
+    """``(arguments, fingerprint, attrs)`` of a sweep: the arguments that define its results
+    (as JSON-ready data), the SHA-256 of their sorted JSON, and the Dataset's attributes."""
+    arguments = {
+        "format": FORMAT, "package": "usaav-edu", "version": __version__,
+        "experiment": identity, "grid": [[k, vals] for k, vals in pairs], "fixed": fixed,
+        **settings,
+        "extra": {k: _callable_identity(f"extra[{k!r}]", fn) for k, fn in extra.items()},
+        **({"t_max": _callable_identity("t_max", t_max)} if callable(t_max) else {}),
+    }
+    text = json.dumps(arguments, sort_keys=True)
+    fingerprint = hashlib.sha256(text.encode()).hexdigest()
+    attrs = {"package": "usaav-edu", "version": __version__,
+             "experiment": name if name is not None else identity["callable"],
+             "model_parameters": json.dumps(fixed, sort_keys=True),
+             "method": settings["method"],
+             "t_max": settings["t_max"] if not callable(t_max) else "per point: "
+             + arguments["t_max"]["callable"],
+             "n_frames": settings["n_frames"], "dt": "default" if dt is None else settings["dt"],
+             "rtol": settings["rtol"], "atol": settings["atol"],
+             "summation": settings["summation"], "summation_tol": settings["summation_tol"],
+             "cluster_tol": settings["cluster_tol"],
+             "sweep_arguments": text, "sweep_fingerprint": fingerprint}
+    return arguments, fingerprint, attrs
+
+
 # ---------------------------------------------------------------------------------------- sweep
 @v.renamed_keywords(tol="cluster_tol")
 def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, fixed=None,
@@ -1104,26 +1130,8 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
         raise TypeError(f"store must be a path (str or os.PathLike), got {type(store).__name__}")
 
     identity = name if name is not None else _callable_identity("experiment", experiment)
-    arguments = {
-        "format": FORMAT, "package": "usaav-edu", "version": __version__,
-        "experiment": identity, "grid": [[k, vals] for k, vals in pairs], "fixed": fixed,
-        **settings,
-        "extra": {k: _callable_identity(f"extra[{k!r}]", fn) for k, fn in extra.items()},
-        **({"t_max": _callable_identity("t_max", t_max)} if callable(t_max) else {}),
-    }
-    text = json.dumps(arguments, sort_keys=True)
-    fingerprint = hashlib.sha256(text.encode()).hexdigest()
-    attrs = {"package": "usaav-edu", "version": __version__,
-             "experiment": name if name is not None else identity["callable"],
-             "model_parameters": json.dumps(fixed, sort_keys=True),
-             "method": settings["method"],
-             "t_max": settings["t_max"] if not callable(t_max) else "per point: "
-             + arguments["t_max"]["callable"],
-             "n_frames": settings["n_frames"], "dt": "default" if dt is None else settings["dt"],
-             "rtol": settings["rtol"], "atol": settings["atol"],
-             "summation": settings["summation"], "summation_tol": settings["summation_tol"],
-             "cluster_tol": settings["cluster_tol"],
-             "sweep_arguments": text, "sweep_fingerprint": fingerprint}
+    arguments, fingerprint, attrs = _record(name, identity, pairs, fixed, settings, extra, t_max,
+                                            dt)
 
     layout = _Layout(pairs, settings, extra)
     arrays = layout.empty()

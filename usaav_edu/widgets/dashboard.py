@@ -230,6 +230,29 @@ class ExperimentDashboard(widgets.VBox):
         self.last_timing: dict[str, float] = {}
         self.updates = 0
 
+        self._make_controls(name, start, help_url)
+
+        self.trajectory = self.simulate()
+        self._shown = self.params()         # the parameters of the run on display
+        self.player = TrajectoryPlayer(self.trajectory, **{"frame": -1, **(player or {})})
+        self.energy = EnergyPlot()
+        self._draw_energy()
+        self._sync_enabled()
+        self.status.value = self._status_text()
+        self.children = [
+            self.note,
+            widgets.HBox([widgets.VBox(self.controls + [self.status],
+                                       layout=widgets.Layout(flex="0 0 310px")),
+                          self.energy.html],
+                         layout=widgets.Layout(flex_flow="row wrap")),
+            self.player,
+        ]
+        for control in self.controls:
+            control.observe(self._on_change, names="value")
+
+    def _make_controls(self, name: str, start: dict, help_url: str) -> None:
+        """The experiment dropdown, the parameter controls at ``start``, the status line and the
+        static note (shown only without a live kernel)."""
         style = {"description_width": "70px"}
         lay = widgets.Layout(width="300px")
         self.model = widgets.Dropdown(options=experiments.choices(), value=name,
@@ -257,24 +280,6 @@ class ExperimentDashboard(widgets.VBox):
         self.note = widgets.HTML(static_note(help_url) if not self.live else "",
                                  layout=widgets.Layout(display=None if not self.live else "none"))
         self.controls = [self.model, self.beta, self.n, self.seed, self.omega, self.n_prompts]
-
-        self.trajectory = self.simulate()
-        self._shown = self.params()         # the parameters of the run on display
-        self.player = TrajectoryPlayer(self.trajectory, **{"frame": -1, **(player or {})})
-        self.energy = EnergyPlot()
-        self._draw_energy()
-        self._sync_enabled()
-        self.status.value = self._status_text()
-        self.children = [
-            self.note,
-            widgets.HBox([widgets.VBox(self.controls + [self.status],
-                                       layout=widgets.Layout(flex="0 0 310px")),
-                          self.energy.html],
-                         layout=widgets.Layout(flex_flow="row wrap")),
-            self.player,
-        ]
-        for control in self.controls:
-            control.observe(self._on_change, names="value")
 
     # ------------------------------------------------------------------ model
     def params(self) -> dict:

@@ -403,8 +403,25 @@ class Explorer(widgets.VBox):
         except ValueError:
             _close_new_widgets(before)  # leave no half-built explorer in the kernel
             raise
-        by_key = dict(zip(runs, built, strict=True))
-        if len(parameters) == 1:
+        outer, inner_stacks = self._stack_views(dict(zip(runs, built, strict=True)))
+        self._add_sliders(outer, inner_stacks)
+        head = []
+        if caption_html:
+            head.append(widgets.HTML(caption_html))
+        note = widgets.HTML(
+            "<span style='font-size:12px;color:#555'>precomputed runs: the slider switches "
+            "between them in the page (no kernel needed)</span>")
+        self.children = [*head, widgets.HBox([widgets.VBox(self.sliders), note],
+                                             layout=widgets.Layout(align_items="center",
+                                                                   flex_flow="row wrap")),
+                         outer]
+
+    def _stack_views(self, by_key: dict) -> tuple:
+        """``views`` in slider order and their ``stacks``: one Stack for one parameter, an
+        outer Stack of inner Stacks (one per value of the first parameter) for two.  Returns
+        the outer Stack and the inner ones."""
+        axes = self.axes
+        if len(self.parameters) == 1:
             self.views = [by_key[v] for v in axes[0]]
             outer = widgets.Stack(children=self.views, selected_index=0)
             self.stacks = [outer]
@@ -414,10 +431,14 @@ class Explorer(widgets.VBox):
             inner_stacks = [widgets.Stack(children=row, selected_index=0) for row in self.views]
             outer = widgets.Stack(children=inner_stacks, selected_index=0)
             self.stacks = [outer, *inner_stacks]
+        self.stack = outer
+        return outer, inner_stacks
 
+    def _add_sliders(self, outer, inner_stacks: list) -> None:
+        """One ``SelectionSlider`` per parameter, ``jslink``-ed in the page to its Stacks."""
         style = {"description_width": "initial"}
         self.sliders = []
-        for p, axis in zip(self.labels, axes, strict=True):
+        for p, axis in zip(self.labels, self.axes, strict=True):
             values = [value_label(v) for v in axis]
             slider = widgets.SelectionSlider(
                 options=[(lab, k) for k, lab in enumerate(values)], index=0, description=p,
@@ -432,17 +453,6 @@ class Explorer(widgets.VBox):
         self.links = [widgets.jslink((outer, "selected_index"), (self.sliders[0], "index"))]
         for inner in inner_stacks:
             self.links.append(widgets.jslink((inner, "selected_index"), (self.sliders[1], "index")))
-        self.stack = outer
-        head = []
-        if caption_html:
-            head.append(widgets.HTML(caption_html))
-        note = widgets.HTML(
-            "<span style='font-size:12px;color:#555'>precomputed runs: the slider switches "
-            "between them in the page (no kernel needed)</span>")
-        self.children = [*head, widgets.HBox([widgets.VBox(self.sliders), note],
-                                             layout=widgets.Layout(align_items="center",
-                                                                   flex_flow="row wrap")),
-                         outer]
 
     # ------------------------------------------------------------------ views
     def title_text(self, parts) -> str:

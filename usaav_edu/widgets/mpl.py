@@ -30,19 +30,10 @@ def _new_axes(ax, projection=None):
     return fig.add_subplot(projection=projection)
 
 
-def plot_sphere(trajectory=None, *, x=None, xi=None, labels: str | None = None, frame: int = -1,
-                trails: bool = False, trail_frames: int = 40, coords=(0, 1, 2), ax=None,
-                elev: float = 20.0, azim: float = 35.0, title: str | None = None,
-                legend: bool = True, curves=(), targets=None):
-    """Draw one frame of a trajectory (or raw points ``x`` of the unit sphere, with ``xi`` and
-    ``labels``) on a wireframe unit sphere.
-
-    ``curves`` is a sequence of (m, d) arrays of points of the sphere drawn as black lines
-    (e.g. a latitude circle), ``targets`` an (m, d) array of points of the sphere drawn as
-    black crosses; both in the tokens' dimension.  ``trails`` (trajectory only) draws each
-    token's path through ``trail_frames`` (>= 2) frames.  Returns the axes.
-    """
-    trails = c.flag("trails", trails)
+def _points_to_draw(trajectory, x, xi, labels, frame, trails: bool):
+    """``(frames, points, xi, labels, frame)`` of ``plot_sphere``: from a trajectory (its frame
+    ``frame``) or from raw points ``x`` (``frames`` None)."""
+    xs = None
     if trajectory is not None:
         if x is not None or xi is not None or labels is not None:
             raise ValueError("give either trajectory or raw points x (with xi, labels), not both")
@@ -59,6 +50,51 @@ def plot_sphere(trajectory=None, *, x=None, xi=None, labels: str | None = None, 
             raise ValueError("trails need a trajectory; raw points x have no path")
     else:
         raise TypeError("plot_sphere needs a trajectory or points x")
+    return xs, pts, xi, labels, frame
+
+
+def _draw_sphere(ax) -> None:
+    """The wireframe unit sphere."""
+    u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 37), np.linspace(0, np.pi, 19))
+    ax.plot_wireframe(np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v),
+                      color="#b0c4de", linewidth=0.4, alpha=0.6)
+
+
+def _draw_trails(ax, xs: np.ndarray, colors: list, coords, trail_frames: int) -> None:
+    """Each token's path through ``trail_frames`` evenly spaced frames of ``xs``."""
+    from .scene import subsample
+
+    idx = subsample(xs.shape[0], trail_frames)
+    path = project_3d(xs[idx], coords)
+    for i, color in enumerate(colors):
+        ax.plot(path[:, i, 0], path[:, i, 1], path[:, i, 2], color=color, linewidth=0.6,
+                alpha=0.5)
+
+
+def _draw_marks(ax, curves: list, targets, coords) -> None:
+    """``curves`` as black lines and ``targets`` as black crosses."""
+    for curve in curves:
+        q = project_3d(curve, coords)
+        ax.plot(q[:, 0], q[:, 1], q[:, 2], color="black", linewidth=1.2)
+    if targets is not None:
+        q = project_3d(targets, coords)
+        ax.scatter(q[:, 0], q[:, 1], q[:, 2], color="black", marker="x", s=40, depthshade=False)
+
+
+def plot_sphere(trajectory=None, *, x=None, xi=None, labels: str | None = None, frame: int = -1,
+                trails: bool = False, trail_frames: int = 40, coords=(0, 1, 2), ax=None,
+                elev: float = 20.0, azim: float = 35.0, title: str | None = None,
+                legend: bool = True, curves=(), targets=None):
+    """Draw one frame of a trajectory (or raw points ``x`` of the unit sphere, with ``xi`` and
+    ``labels``) on a wireframe unit sphere.
+
+    ``curves`` is a sequence of (m, d) arrays of points of the sphere drawn as black lines
+    (e.g. a latitude circle), ``targets`` an (m, d) array of points of the sphere drawn as
+    black crosses; both in the tokens' dimension.  ``trails`` (trajectory only) draws each
+    token's path through ``trail_frames`` (>= 2) frames.  Returns the axes.
+    """
+    trails = c.flag("trails", trails)
+    xs, pts, xi, labels, frame = _points_to_draw(trajectory, x, xi, labels, frame, trails)
     d = pts.shape[1]
     coords = c.coords(coords)
     trail_frames = c.integer("trail_frames", trail_frames, minimum=2)
@@ -76,23 +112,10 @@ def plot_sphere(trajectory=None, *, x=None, xi=None, labels: str | None = None, 
         raise ValueError(f"xi must have shape ({pts.shape[0]},), got {np.shape(xi)}")
     p = project_3d(pts, coords)
     ax = _new_axes(ax, "3d")
-    u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 37), np.linspace(0, np.pi, 19))
-    ax.plot_wireframe(np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v),
-                      color="#b0c4de", linewidth=0.4, alpha=0.6)
+    _draw_sphere(ax)
     if trails:
-        from .scene import subsample
-
-        idx = subsample(xs.shape[0], trail_frames)
-        path = project_3d(xs[idx], coords)
-        for i, color in enumerate(colors):
-            ax.plot(path[:, i, 0], path[:, i, 1], path[:, i, 2], color=color, linewidth=0.6,
-                    alpha=0.5)
-    for curve in curves:
-        q = project_3d(curve, coords)
-        ax.plot(q[:, 0], q[:, 1], q[:, 2], color="black", linewidth=1.2)
-    if targets is not None:
-        q = project_3d(targets, coords)
-        ax.scatter(q[:, 0], q[:, 1], q[:, 2], color="black", marker="x", s=40, depthshade=False)
+        _draw_trails(ax, xs, colors, coords, trail_frames)
+    _draw_marks(ax, curves, targets, coords)
     ax.scatter(p[:, 0], p[:, 1], p[:, 2], c=colors, s=14, depthshade=False)
     ax.set_box_aspect((1, 1, 1))
     ax.set_xlim(-1, 1), ax.set_ylim(-1, 1), ax.set_zlim(-1, 1)

@@ -203,6 +203,21 @@ class SphereView(widgets.VBox):
         self.shown_frame = 0
         self.trail_bytes = 0
 
+        self._build_scene(width, height)
+        self.legend = widgets.HTML(layout=widgets.Layout(min_width="150px", margin="0 0 0 8px"))
+        self.caption = widgets.HTML()
+        self.add_class(VIEW_CLASS)
+        self.children = [view_row([self.renderer, self.legend]), self.caption]
+
+        if trajectory is not None:
+            self.show(trajectory, frame=frame)
+        elif x is not None:
+            xi = np.zeros(x.shape[0]) if xi is None else xi
+            self.set_points(x, xi, labels or "none")
+
+    def _build_scene(self, width: int, height: int) -> None:
+        """The camera, the unit sphere with its great circles, the (empty) groups of tokens,
+        trails and overlays, and the renderer of the scene."""
         self.camera = three.PerspectiveCamera(position=[2.6, 1.5, 2.2], up=[0, 0, 1], fov=40,
                                               aspect=width / height, near=0.05, far=50)
         self.camera.children = [three.DirectionalLight(color="white", intensity=0.55,
@@ -226,16 +241,6 @@ class SphereView(widgets.VBox):
         self.renderer = responsive(three.Renderer(camera=self.camera, scene=self.scene,
                                                   controls=[self.controls], width=width,
                                                   height=height, antialias=True))
-        self.legend = widgets.HTML(layout=widgets.Layout(min_width="150px", margin="0 0 0 8px"))
-        self.caption = widgets.HTML()
-        self.add_class(VIEW_CLASS)
-        self.children = [view_row([self.renderer, self.legend]), self.caption]
-
-        if trajectory is not None:
-            self.show(trajectory, frame=frame)
-        elif x is not None:
-            xi = np.zeros(x.shape[0]) if xi is None else xi
-            self.set_points(x, xi, labels or "none")
 
     # ------------------------------------------------------------------ tokens
     def _radius(self, n: int) -> float:

@@ -96,6 +96,39 @@ def _gauge_frames(trajectory) -> np.ndarray:
     return y
 
 
+def _titles(titles) -> tuple[str, str]:
+    """``titles`` checked: exactly two strings."""
+    if isinstance(titles, str) or not hasattr(titles, "__len__") or len(titles) != 2:
+        raise TypeError(f"titles must be two strings, got {c.shown(titles)}")
+    first, second = (c.text("titles", s) for s in titles)
+    return first, second
+
+
+def _sphere_group(prefix: str, side: int, centre: np.ndarray, meshes: list, geometry,
+                  material) -> three.Group:
+    """The group ``{prefix}view`` of one side: its sphere, great circles and token meshes,
+    centred at ``centre`` and, for the y side (``side`` 1), reflected through it."""
+    sign = 1.0 - 2.0 * side
+    circles = [polyline(_unit_circle(a), CIRCLE_COLOR) for a in (2, 0, 1)]
+    return three.Group(children=[three.Mesh(geometry, material),
+                                 three.Group(children=circles),
+                                 three.Group(children=meshes, name=f"{prefix}tokens")],
+                       name=f"{prefix}view", position=tuple(float(q) for q in centre),
+                       scale=(sign, sign, sign))
+
+
+def _camera(prefix: str, side: int, centre: np.ndarray, hud: list,
+            aspect: float) -> three.PerspectiveCamera:
+    """The camera of one side, at ``centre + sign _CAMERA`` with up ``sign e3`` (see the module
+    docstring for the placement of the y side), carrying its light and time bar."""
+    sign = 1.0 - 2.0 * side
+    return three.PerspectiveCamera(
+        position=tuple(float(q) for q in centre + sign * _CAMERA), up=[0, 0, sign], fov=40,
+        aspect=aspect, near=0.05, far=FAR,
+        children=[three.DirectionalLight(color="white", intensity=0.55, position=[1, 2, 3]),
+                  three.Group(children=hud, name=f"hud{prefix}")])
+
+
 class TwinView(widgets.VBox):
     """Play the contents ``x`` and the gauge coordinates ``y = traj.y`` of one run side by side.
 
@@ -138,94 +171,94 @@ class TwinView(widgets.VBox):
         width = c.integer("width", width, minimum=1)
         height = c.integer("height", height, minimum=1)
         max_tokens = c.integer("max_tokens", max_tokens, minimum=1)
-        if isinstance(titles, str) or not hasattr(titles, "__len__") or len(titles) != 2:
-            raise TypeError(f"titles must be two strings, got {c.shown(titles)}")
-        titles = tuple(c.text("titles", s) for s in titles)
-
+        titles = _titles(titles)
         x = np.asarray(trajectory.x, dtype=float)
-        t = np.asarray(trajectory.t, dtype=float)
-        n_frames, n = x.shape[:2]
         project_3d(x[0], self.coords)                      # checks coords against d
+        self._plan(x.shape[0], x.shape[1], max_tokens)
+        self.trajectory = trajectory
+        self.titles = titles
+        super().__init__(**kwargs)
+        self.add_class(TWIN_CLASS)
+        t = np.asarray(trajectory.t, dtype=float)
+        times = (t[self.frame_indices] - t[0]).astype(np.float32)
+        span = float(times[-1]) if times[-1] > 0 else 1.0
+        self._build_scene(self._keyframes(x), self._keyframes(y), times, span, width / height)
+        self.renderers = [responsive(three.Renderer(
+            camera=camera, scene=self.scene, controls=[controls], width=width, height=height,
+            antialias=True)) for camera, controls in zip(self.cameras, self.controls, strict=True)]
+        self.clip = three.AnimationClip(tracks=self.tracks, duration=span)
+        self.mixer = three.AnimationMixer(self.scene)
+        self.action = three.AnimationAction(self.mixer, self.clip, self.scene, loop=loop,
+                                            timeScale=span / self.duration, clampWhenFinished=True)
+        self._build_page(t, x.shape)
+
+    def _plan(self, n_frames: int, n: int, max_tokens: int) -> None:
+        """Choose the drawn tokens and the keyframes within ``max_bytes`` (``budget_note``
+        says what was left out)."""
         m = len(subsample(n, max_tokens))
         m, k, self.budget_note = _tokens_within(_twin_bytes, m, n_frames, self.max_bytes,
                                                 self.max_frames, f"a twin view of {m} tokens")
         self.token_index = subsample(n, m)
         self.frame_indices = subsample(n_frames, k)
-        self.trajectory = trajectory
-        self.titles = titles
-        super().__init__(**kwargs)
-        self.add_class(TWIN_CLASS)
 
-        labels = getattr(trajectory.model, "labels", "none")
-        colors = [token_colors(trajectory.xi, labels)[i] for i in self.token_index]
-        radius = float(np.clip(0.4 / np.sqrt(m), 0.02, 0.06))
-        geometry = three.SphereGeometry(radius=radius, widthSegments=10, heightSegments=8)
+    def _keyframes(self, frames: np.ndarray) -> np.ndarray:
+        """(k, m, 3) float32 projected positions of the drawn tokens at the keyframes."""
+        drawn = frames[self.frame_indices][:, self.token_index]
+        return project_3d(drawn, self.coords).astype(np.float32)
+
+    def _build_scene(self, px: np.ndarray, py: np.ndarray, times: np.ndarray, span: float,
+                     aspect: float) -> None:
+        """The scene of both spheres, their cameras and controls, and the clip's tracks."""
+        labels = getattr(self.trajectory.model, "labels", "none")
+        colors = [token_colors(self.trajectory.xi, labels)[i] for i in self.token_index]
+        radius = float(np.clip(0.4 / np.sqrt(len(colors)), 0.02, 0.06))
+        look = {
+            "token": three.SphereGeometry(radius=radius, widthSegments=10, heightSegments=8),
+            "sphere": three.SphereGeometry(radius=1.0, widthSegments=48, heightSegments=32),
+            "glass": three.MeshPhongMaterial(color=SPHERE_COLOR, transparent=True, opacity=0.22,
+                                             depthWrite=False, shininess=20),
+        }
         materials = {col: three.MeshLambertMaterial(color=col) for col in dict.fromkeys(colors)}
-        sphere_geometry = three.SphereGeometry(radius=1.0, widthSegments=48, heightSegments=32)
-        sphere_material = three.MeshPhongMaterial(color=SPHERE_COLOR, transparent=True, opacity=0.22,
-                                                  depthWrite=False, shininess=20)
-
-        idx = self.frame_indices
-        times = (t[idx] - t[0]).astype(np.float32)
-        span = float(times[-1]) if times[-1] > 0 else 1.0
-        px = project_3d(x[idx][:, self.token_index], self.coords).astype(np.float32)   # (k, m, 3)
-        py = project_3d(y[idx][:, self.token_index], self.coords).astype(np.float32)
-        self.cameras, self.renderers, self.groups, self.controls, tracks = [], [], [], [], []
+        self.cameras, self.groups, self.controls, self.tracks = [], [], [], []
         scene_children = [three.AmbientLight(color="white", intensity=0.6)]
         shared = None
         for side, (prefix, p) in enumerate((("x", px), ("y", py))):
-            # see the module docstring for the placement of the second sphere and its camera
-            sign = 1.0 - 2.0 * side
             centre = -SEPARATION * side * _CAMERA / np.linalg.norm(_CAMERA)
-            meshes = [three.Mesh(geometry, materials[col], name=f"{prefix}{j}",
+            meshes = [three.Mesh(look["token"], materials[col], name=f"{prefix}{j}",
                                  position=tuple(float(q) for q in p[0, j]))
                       for j, col in enumerate(colors)]
-            circles = [polyline(_unit_circle(a), CIRCLE_COLOR) for a in (2, 0, 1)]
-            group = three.Group(children=[three.Mesh(sphere_geometry, sphere_material),
-                                          three.Group(children=circles),
-                                          three.Group(children=meshes, name=f"{prefix}tokens")],
-                                name=f"{prefix}view", position=tuple(float(q) for q in centre),
-                                scale=(sign, sign, sign))
-            tracks += [three.VectorKeyframeTrack(name=f"{prefix}{j}.position", times=times,
-                                                 values=np.ascontiguousarray(p[:, j, :]).ravel())
-                       for j in range(m)]
+            group = _sphere_group(prefix, side, centre, meshes, look["sphere"], look["glass"])
+            self.tracks += [three.VectorKeyframeTrack(name=f"{prefix}{j}.position", times=times,
+                                                      values=np.ascontiguousarray(p[:, j, :]).ravel())
+                            for j in range(len(colors))]
             # both bars read the same clip: the second shares the first's label shader
-            hud, clock = time_bar(span, f"clock{prefix}",
-                                  label_material=shared)
+            hud, clock = time_bar(span, f"clock{prefix}", label_material=shared)
             shared = next(o for o in hud if o.name == f"tclock{prefix}").material
-            tracks += time_bar_tracks(times, span, f"clock{prefix}")
-            camera = three.PerspectiveCamera(
-                position=tuple(float(q) for q in centre + sign * _CAMERA), up=[0, 0, sign], fov=40,
-                aspect=width / height, near=0.05, far=FAR,
-                children=[three.DirectionalLight(color="white", intensity=0.55, position=[1, 2, 3]),
-                          three.Group(children=hud, name=f"hud{prefix}")])
-            controls = three.OrbitControls(controlling=camera, target=tuple(float(q) for q in centre))
+            self.tracks += time_bar_tracks(times, span, f"clock{prefix}")
+            camera = _camera(prefix, side, centre, hud, aspect)
+            self.controls.append(three.OrbitControls(controlling=camera,
+                                                     target=tuple(float(q) for q in centre)))
             scene_children += [camera, group]
             self.cameras.append(camera)
             self.groups.append(group)
-            self.controls.append(controls)
         self.scene = three.Scene(children=scene_children, background="white")
-        for camera, controls in zip(self.cameras, self.controls, strict=True):
-            self.renderers.append(responsive(three.Renderer(
-                camera=camera, scene=self.scene, controls=[controls], width=width, height=height,
-                antialias=True)))
-        self.tracks = tracks
-        self.clip = three.AnimationClip(tracks=tracks, duration=span)
-        self.mixer = three.AnimationMixer(self.scene)
-        self.action = three.AnimationAction(self.mixer, self.clip, self.scene, loop=loop,
-                                            timeScale=span / self.duration, clampWhenFinished=True)
+
+    def _build_page(self, t: np.ndarray, shape: tuple) -> None:
+        """The canvases with their titles, the legend, the controls and the caption."""
+        n_frames, n, d = shape
+        m = len(self.token_index)
         self.time_info = widgets.HTML(
             f"<span style='font-size:12px'>{BUTTONS_TEXT} Press &#9654; to play both views, t = {t[0]:g} to "
-            f"{t[-1]:g} ({len(idx)} of {n_frames} frames, {self.duration:g} s); the red beads and "
+            f"{t[-1]:g} ({len(self.frame_indices)} of {n_frames} frames, {self.duration:g} s); the red beads and "
             f"the labels above them mark the time</span>")
         heads = [widgets.HTML(f"<div style='font-weight:600;text-align:center'>{html.escape(s)}</div>")
-                 for s in titles]
+                 for s in self.titles]
         panes = [widgets.VBox([head, r], layout=widgets.Layout(min_width="0", max_width="100%"))
                  for head, r in zip(heads, self.renderers, strict=True)]
-        self.legend = widgets.HTML(_legend_html(trajectory.xi, labels, None),
+        labels = getattr(self.trajectory.model, "labels", "none")
+        self.legend = widgets.HTML(_legend_html(self.trajectory.xi, labels, None),
                                    layout=widgets.Layout(min_width="140px", margin="0 0 0 8px"))
-        model = trajectory.model
-        d = x.shape[2]
+        model = self.trajectory.model
         proj = "" if d <= 3 else f"; d = {d} shown by projection onto coordinates " \
             f"{tuple(q + 1 for q in self.coords)}"
         if m < n:
