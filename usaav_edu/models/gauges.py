@@ -84,7 +84,39 @@ def omegas_tuple(omegas):
 
 
 @dataclass(frozen=True)
-class IdentityGauge:
+class _GaugeBase:
+    """What the gauges of this module share: the documentation of their methods, the dimension check.
+
+    Each gauge says in one line what its methods compute; the parameters are these.
+
+    * ``matrices(xi, d=None)``: ``xi`` the ``(n,)`` labels, ``d`` the dimension where the gauge
+      does not fix it; an ``(n, d, d)`` ndarray.
+    * ``apply(x, xi, inverse=False)``: ``x`` the ``(..., n, d)`` vectors, one per token in the
+      last two axes, ``xi`` the ``(n,)`` labels, ``inverse`` to apply the transposes
+      ``G(xi_i)^T``; an ``(..., n, d)`` ndarray.
+    * ``check_labels(xi)``: ``xi`` the ``(n,)`` labels; raises ValueError if they make the gauge
+      overflow.
+    * ``params()``: the JSON description read back by
+      :func:`~usaav_edu.models.gauges.gauge_from_params`, ``{"kind": ..., its parameters}``.
+    """
+
+    def check_dimension(self, d, name, model):
+        """Raise ValueError if the gauge was built for another dimension than ``d``.
+
+        Parameters
+        ----------
+        d : int
+            The dimension of the argument ``name``.
+        name : str
+            The argument named in the message.
+        model : str
+            The model's name, for the message.
+        """
+        check_dimension(self.d, d, name, model)
+
+
+@dataclass(frozen=True)
+class IdentityGauge(_GaugeBase):
     """The identity gauge ``G(xi) = I``.
 
     Parameters
@@ -108,19 +140,7 @@ class IdentityGauge:
             object.__setattr__(self, "d", v.integer("d", self.d, minimum=2))
 
     def matrices(self, xi, d=None):
-        """``(n, d, d)`` identity matrices, one per label.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` labels (ignored but for their number).
-        d : int or None
-            The dimension, needed when the gauge was built with ``d=None``.
-
-        Returns
-        -------
-        ndarray
-        """
+        """``(n, d, d)`` identity matrices, one per label (``d`` needed if built with ``d=None``)."""
         d = self.d if d is None else d
         if d is None:
             raise ValueError("d must be given: this identity gauge acts in any dimension")
@@ -128,46 +148,11 @@ class IdentityGauge:
         return np.broadcast_to(np.eye(d), (n, d, d)).copy()
 
     def apply(self, x, xi, inverse=False):
-        """``G(xi_i) x_i`` (or ``G^T``): a copy of ``x``.
-
-        Parameters
-        ----------
-        x : array_like
-            ``(..., n, d)`` vectors, one per token in the last two axes.
-        xi : array_like
-            ``(n,)`` labels.
-        inverse : bool
-            Apply the transposes ``G(xi_i)^T`` instead.
-
-        Returns
-        -------
-        ndarray
-            ``(..., n, d)``.
-        """
+        """``G(xi_i) x_i`` (or ``G^T``): a copy of ``x``."""
         return np.array(x, dtype=np.float64)
 
     def check_labels(self, xi):
-        """Nothing to check: the labels do not enter.
-
-        Parameters
-        ----------
-        xi : ndarray
-            ``(n,)`` labels.
-        """
-
-    def check_dimension(self, d, name, model):
-        """Raise ValueError if the gauge was built for another dimension than ``d``.
-
-        Parameters
-        ----------
-        d : int
-            The dimension of the argument ``name``.
-        name : str
-            The argument named in the message.
-        model : str
-            The model's name, for the message.
-        """
-        check_dimension(self.d, d, name, model)
+        """Nothing to check: the labels do not enter."""
 
     def circle_frequency(self, name="model"):
         """0: on the circle the identity gauge is RoPE with ``omega = 0``.
@@ -191,18 +176,12 @@ class IdentityGauge:
         return 0.0
 
     def params(self):
-        """The JSON description read back by :func:`~usaav_edu.models.gauges.gauge_from_params`.
-
-        Returns
-        -------
-        dict
-            ``{"kind": ..., its parameters}``, JSON-serializable.
-        """
+        """``{"kind": "identity", "d": d}``."""
         return {"kind": self.kind, "d": self.d}
 
 
 @dataclass(frozen=True)
-class RopeGauge:
+class RopeGauge(_GaugeBase):
     """The rotary gauge ``G(xi) = exp(xi Omega)``, ``Omega = blockdiag(omega_k J)``.
 
     Parameters
@@ -245,31 +224,11 @@ class RopeGauge:
             object.__setattr__(self, "d", d)
 
     def fits(self, d):
-        """Whether the gauge acts on ``R^d``.
-
-        Parameters
-        ----------
-        d : int
-            The dimension.
-
-        Returns
-        -------
-        bool
-        """
+        """Whether the gauge acts on ``R^d`` (a bool)."""
         return len(self.omegas) == d // 2 and (self.d is None or self.d == d)
 
     def check_dimension(self, d, name, model):
-        """Raise ValueError if the frequencies do not give one per rotation plane of ``R^d``.
-
-        Parameters
-        ----------
-        d : int
-            The dimension of the argument ``name``.
-        name : str
-            The argument named in the message.
-        model : str
-            The model's name, for the message.
-        """
+        """Raise ValueError if the frequencies do not give one per rotation plane of ``R^d``."""
         if not self.fits(d):
             raise ValueError(
                 f"{name} has dimension d = {d}, with {d // 2} rotation planes, but model "
@@ -299,18 +258,7 @@ class RopeGauge:
         return self.omegas[0]
 
     def check_labels(self, xi):
-        """Raise ValueError if some rotation angle ``omega_k xi_i`` overflows.
-
-        Parameters
-        ----------
-        xi : ndarray
-            ``(n,)`` float positions.
-
-        Raises
-        ------
-        ValueError
-            Naming ``omegas * xi``.
-        """
+        """Raise ValueError, naming ``omegas * xi``, if some angle ``omega_k xi_i`` overflows."""
         if xi.size == 0:
             return
         with np.errstate(over="ignore", invalid="ignore"):
@@ -321,19 +269,7 @@ class RopeGauge:
                 f"{np.max(np.abs(self.omegas)):g} and |xi| up to {np.max(np.abs(xi)):g} overflow")
 
     def matrices(self, xi, d=None):
-        """``G(xi_i)`` as an ``(n, d, d)`` array.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
-        d : int or None
-            The dimension (default the gauge's, else ``2 len(omegas)``).
-
-        Returns
-        -------
-        ndarray
-        """
+        """``G(xi_i)`` as an ``(n, d, d)`` array (``d`` by default the gauge's, else ``2 len(omegas)``)."""
         xi = np.asarray(xi, dtype=np.float64)
         d = d or self.d or 2 * len(self.omegas)
         g = np.broadcast_to(np.eye(d), (xi.shape[0], d, d)).copy()
@@ -345,22 +281,7 @@ class RopeGauge:
         return g
 
     def apply(self, x, xi, inverse=False):
-        """``G(xi_i) x_i`` (or ``G(xi_i)^T x_i``), plane by plane.
-
-        Parameters
-        ----------
-        x : array_like
-            ``(..., n, d)`` vectors, one per token in the last two axes.
-        xi : array_like
-            ``(n,)`` labels.
-        inverse : bool
-            Apply the transposes ``G(xi_i)^T`` instead.
-
-        Returns
-        -------
-        ndarray
-            ``(..., n, d)``.
-        """
+        """``G(xi_i) x_i`` (or ``G(xi_i)^T x_i``), plane by plane."""
         x = np.asarray(x, dtype=np.float64)
         xi = np.asarray(xi, dtype=np.float64)
         out = x.copy()
@@ -373,18 +294,12 @@ class RopeGauge:
         return out
 
     def params(self):
-        """The JSON description read back by :func:`~usaav_edu.models.gauges.gauge_from_params`.
-
-        Returns
-        -------
-        dict
-            ``{"kind": ..., its parameters}``, JSON-serializable.
-        """
+        """``{"kind": "rope", "omegas": [...], "d": d}``."""
         return {"kind": self.kind, "omegas": list(self.omegas), "d": self.d}
 
 
 @dataclass(frozen=True, eq=False)
-class FrameGauge:
+class FrameGauge(_GaugeBase):
     """One orthogonal frame per prompt: ``G(k) = frames[k]``; labels are prompt ids ``0..K-1``.
 
     Parameters
@@ -420,73 +335,20 @@ class FrameGauge:
         return self.frames.shape[1]
 
     def matrices(self, xi, d=None):
-        """``frames[xi_i]`` as an ``(n, d, d)`` array.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` prompt ids.
-        d : int or None
-            Ignored (the frames fix d).
-
-        Returns
-        -------
-        ndarray
-        """
+        """``frames[xi_i]`` as an ``(n, d, d)`` array (``d`` ignored: the frames fix it)."""
         return self.frames[np.asarray(xi)].copy()
 
     def apply(self, x, xi, inverse=False):
-        """``frames[xi_i] x_i`` (or the transpose).
-
-        Parameters
-        ----------
-        x : array_like
-            ``(..., n, d)`` vectors, one per token in the last two axes.
-        xi : array_like
-            ``(n,)`` labels.
-        inverse : bool
-            Apply the transposes ``G(xi_i)^T`` instead.
-
-        Returns
-        -------
-        ndarray
-            ``(..., n, d)``.
-        """
+        """``frames[xi_i] x_i`` (or the transpose)."""
         f = self.frames[np.asarray(xi)]
         sub = "nji,...nj->...ni" if inverse else "nij,...nj->...ni"
         return np.einsum(sub, f, np.asarray(x, dtype=np.float64))
 
     def check_labels(self, xi):
-        """Nothing to check here: the model checks prompt ids against the number of frames.
-
-        Parameters
-        ----------
-        xi : ndarray
-            ``(n,)`` prompt ids.
-        """
-
-    def check_dimension(self, d, name, model):
-        """Raise ValueError if the frames are not ``d x d``.
-
-        Parameters
-        ----------
-        d : int
-            The dimension of the argument ``name``.
-        name : str
-            The argument named in the message.
-        model : str
-            The model's name, for the message.
-        """
-        check_dimension(self.d, d, name, model)
+        """Nothing to check here: the model checks prompt ids against the number of frames."""
 
     def params(self):
-        """The JSON description read back by :func:`~usaav_edu.models.gauges.gauge_from_params`.
-
-        Returns
-        -------
-        dict
-            ``{"kind": ..., its parameters}``, JSON-serializable.
-        """
+        """``{"kind": "frames", "frames": [K nested d x d lists]}``."""
         return {"kind": self.kind, "frames": self.frames.tolist()}
 
 
