@@ -96,6 +96,8 @@ class _GaugeBase:
       ``G(xi_i)^T``; an ``(..., n, d)`` ndarray.
     * ``check_labels(xi)``: ``xi`` the ``(n,)`` labels; raises ValueError if they make the gauge
       overflow.
+    * ``circle_frequency(name="model")``: the frequency ``omega`` of the gauge as RoPE on the
+      circle, a float; raises ValueError, naming the argument ``name``, where it has none.
     * ``params()``: the JSON description read back by
       :func:`~usaav_edu.models.gauges.gauge_from_params`, ``{"kind": ..., its parameters}``.
     """
@@ -155,22 +157,7 @@ class IdentityGauge(_GaugeBase):
         """Nothing to check: the labels do not enter."""
 
     def circle_frequency(self, name="model"):
-        """0: on the circle the identity gauge is RoPE with ``omega = 0``.
-
-        Parameters
-        ----------
-        name : str
-            The argument named in the message.
-
-        Returns
-        -------
-        float
-
-        Raises
-        ------
-        ValueError
-            If the gauge was built for ``d != 2``.
-        """
+        """0: on the circle the identity gauge is RoPE with ``omega = 0`` (refused if ``d != 2``)."""
         if self.d not in (None, 2):
             raise _circle_refused(name, f"; its gauge has d = {self.d}")
         return 0.0
@@ -236,22 +223,7 @@ class RopeGauge(_GaugeBase):
                 f"frequency per rotation plane")
 
     def circle_frequency(self, name="model"):
-        """``omega``, the one frequency of a RoPE gauge on the circle.
-
-        Parameters
-        ----------
-        name : str
-            The argument named in the message.
-
-        Returns
-        -------
-        float
-
-        Raises
-        ------
-        ValueError
-            If the gauge has more than one frequency or was built for ``d != 2``.
-        """
+        """``omega``, the one frequency on the circle (refused if more of them, or ``d != 2``)."""
         if len(self.omegas) != 1 or self.d not in (None, 2):
             raise _circle_refused(name, f": a RoPE gauge with one frequency; got omegas = "
                                         f"{self.omegas}, d = {self.d}")

@@ -8,7 +8,7 @@ The kernel needs ``phi'``, which is ``e^{beta s}`` or 1, so the profiles are a
 closed set (the Numba kernel computes ``phi'`` itself).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -42,8 +42,41 @@ def check_beta(beta):
     return beta
 
 
+class _ProfileBase:
+    """What the two profiles share: ``phi``, ``phi'`` and ``params``, from ``beta`` and ``linear``.
+
+    The linear profile is the attention profile's limit at ``beta = 0``, so one formula serves.
+    ``phi`` and ``dphi`` take the inner products ``s = <y_i, y_j>`` (array_like) and give an
+    ndarray of their shape.
+    """
+
+    def phi(self, s):
+        """``phi(s) = e^{beta s} / beta``, or ``s`` itself where the profile is linear."""
+        s = np.asarray(s, dtype=np.float64)
+        if self.linear:
+            return s.copy()
+        return np.exp(self.beta * s) / self.beta
+
+    def dphi(self, s):
+        """``phi'(s) = e^{beta s}``, or 1 where the profile is linear."""
+        s = np.asarray(s, dtype=np.float64)
+        if self.linear:
+            return np.ones_like(s)
+        return np.exp(self.beta * s)
+
+    def params(self):
+        """The JSON description read back by :func:`~usaav_edu.models.profiles.profile_from_params`.
+
+        Returns
+        -------
+        dict
+            ``{"kind": ..., its parameters}``, JSON-serializable.
+        """
+        return {"kind": self.kind, **{f.name: getattr(self, f.name) for f in fields(self)}}
+
+
 @dataclass(frozen=True)
-class ExpProfile:
+class ExpProfile(_ProfileBase):
     """The attention profile ``phi(s) = e^{beta s} / beta``.
 
     Parameters
@@ -68,96 +101,14 @@ class ExpProfile:
         """True at ``beta = 0``, where ``phi'`` is constant."""
         return self.beta == 0.0
 
-    def phi(self, s):
-        """``phi(s)`` (``s`` itself at ``beta = 0``).
-
-        Parameters
-        ----------
-        s : array_like
-            Inner products ``<y_i, y_j>``.
-
-        Returns
-        -------
-        ndarray
-        """
-        s = np.asarray(s, dtype=np.float64)
-        if self.linear:
-            return s.copy()
-        return np.exp(self.beta * s) / self.beta
-
-    def dphi(self, s):
-        """``phi'(s) = e^{beta s}``.
-
-        Parameters
-        ----------
-        s : array_like
-            Inner products ``<y_i, y_j>``.
-
-        Returns
-        -------
-        ndarray
-        """
-        s = np.asarray(s, dtype=np.float64)
-        if self.linear:
-            return np.ones_like(s)
-        return np.exp(self.beta * s)
-
-    def params(self):
-        """The JSON description read back by :func:`~usaav_edu.models.profiles.profile_from_params`.
-
-        Returns
-        -------
-        dict
-            ``{"kind": ..., its parameters}``, JSON-serializable.
-        """
-        return {"kind": self.kind, "beta": self.beta}
-
 
 @dataclass(frozen=True)
-class LinearProfile:
+class LinearProfile(_ProfileBase):
     """The linear profile ``phi(s) = s`` (``beta`` reads 0, its place in the attention family)."""
 
     kind = "linear"
     linear = True
     beta = 0.0
-
-    def phi(self, s):
-        """``phi(s) = s``.
-
-        Parameters
-        ----------
-        s : array_like
-            Inner products ``<y_i, y_j>``.
-
-        Returns
-        -------
-        ndarray
-        """
-        return np.array(s, dtype=np.float64)
-
-    def dphi(self, s):
-        """``phi'(s) = 1``.
-
-        Parameters
-        ----------
-        s : array_like
-            Inner products ``<y_i, y_j>``.
-
-        Returns
-        -------
-        ndarray
-        """
-        return np.ones_like(np.asarray(s, dtype=np.float64))
-
-    def params(self):
-        """The JSON description read back by :func:`~usaav_edu.models.profiles.profile_from_params`.
-
-        Returns
-        -------
-        dict
-            ``{"kind": ..., its parameters}``, JSON-serializable.
-        """
-        return {"kind": self.kind}
 
 
 def check_profile(profile):
