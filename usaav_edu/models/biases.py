@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _validate as v
-from ..dynamics.parts import NO_BIAS, Bias, BiasFacts, missing
+from ..dynamics.parts import NO_BIAS, Bias, BiasFacts
+from ._part import check_part, params_kind, user_output
 
 SYM_TOL = 1e-10
 """How far a user bias matrix may be from symmetric, relative to its largest entry."""
@@ -303,44 +304,14 @@ BUILT_IN = {"none": NoBias, "distance": DistanceBias, "cosine": CosineBias}
 
 
 def is_built_in(bias):
-    """Whether ``bias`` is one of the biases of this module.
-
-    Parameters
-    ----------
-    bias : object
-
-    Returns
-    -------
-    bool
-    """
+    """Whether ``bias`` is one of the biases of this module (a bool)."""
     return isinstance(bias, tuple(BUILT_IN.values()))
 
 
 def check_bias(bias):
-    """``bias`` itself if it is a bias (built in, or with a ``matrix`` method).
-
-    Parameters
-    ----------
-    bias : object
-
-    Returns
-    -------
-    object
-        ``bias``.
-
-    Raises
-    ------
-    TypeError
-        Naming the object, if it has no callable ``matrix``.
-    """
-    if is_built_in(bias):
-        return bias
-    lacks = missing(bias, Bias)
-    if lacks:
-        raise TypeError(f"bias must be a bias of usaav_edu.models.biases or an object with a "
-                        f"method matrix(xi) -> (n, n) symmetric array, got {v.shown(bias)}, "
-                        f"which lacks {', '.join(lacks)}")
-    return bias
+    """``bias`` itself if it is a bias (built in, or with a ``matrix`` method); else TypeError."""
+    return check_part(bias, "bias", tuple(BUILT_IN.values()), Bias,
+                      "matrix(xi) -> (n, n) symmetric array")
 
 
 def user_matrix(bias, xi):
@@ -365,16 +336,7 @@ def user_matrix(bias, xi):
         within ``SYM_TOL`` times its largest entry.
     """
     n = xi.shape[0]
-    try:
-        b = np.asarray(bias.matrix(xi), dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"bias {bias!r}: matrix(xi) did not give an array of numbers: "
-                         f"{exc}") from None
-    if b.shape != (n, n):
-        raise ValueError(f"bias {bias!r}: matrix(xi) must have shape ({n}, {n}) for {n} tokens, "
-                         f"got {b.shape}")
-    if not np.all(np.isfinite(b)):
-        raise ValueError(f"bias {bias!r}: matrix(xi) must be finite")
+    b = user_output(bias, "bias", "matrix", xi, (n, n), f"{n} tokens")
     if n:
         scale = max(1.0, float(np.max(np.abs(b))))
         err = float(np.max(np.abs(b - b.T)))
@@ -386,31 +348,11 @@ def user_matrix(bias, xi):
 
 
 def bias_from_params(p):
-    """The built-in bias described by ``p`` (the output of its ``params()``).
+    """The built-in bias, NoBias, DistanceBias or CosineBias, described by ``p`` (the output of its ``params()``).
 
-    Parameters
-    ----------
-    p : dict
-        ``{"kind": "none" | "distance" | "cosine", ...}``.
-
-    Returns
-    -------
-    NoBias, DistanceBias or CosineBias
-
-    Raises
-    ------
-    TypeError, ValueError
-        If the kind is unknown or a key is missing or extra.
+    ``p = {"kind": "none" | "distance" | "cosine", ...}``; :func:`~usaav_edu.models._part.params_kind` refuses an
+    unknown kind and a missing or extra key (TypeError, ValueError).
     """
-    if not isinstance(p, dict):
-        raise TypeError(f"the bias parameters must be a dict with a 'kind', got "
-                        f"{type(p).__name__} {v.shown(p)}")
-    kind = p.get("kind")
     keys = {"none": set(), "distance": {"lam"}, "cosine": {"omega"}}
-    if kind not in keys:
-        raise ValueError(f"params['bias']['kind'] must be one of {sorted(keys)}, got {kind!r}")
-    rest = set(p) - {"kind"}
-    if rest != keys[kind]:
-        raise ValueError(f"params['bias'] of kind {kind!r} must have the keys "
-                         f"{sorted(keys[kind])}, got {sorted(rest)}")
+    kind = params_kind(p, "bias", keys)
     return BUILT_IN[kind](**{k: p[k] for k in keys[kind]})

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _validate as v
-from ..dynamics.parts import Gauge, missing
+from ..dynamics.parts import Gauge
+from ._part import check_part, params_kind, user_output
 
 LABELS = ("none", "position", "prompt")
 ORTHO_TOL = 1e-10
@@ -328,44 +329,14 @@ BUILT_IN = {"identity": IdentityGauge, "rope": RopeGauge, "frames": FrameGauge}
 
 
 def is_built_in(gauge):
-    """Whether ``gauge`` is one of the gauges of this module.
-
-    Parameters
-    ----------
-    gauge : object
-
-    Returns
-    -------
-    bool
-    """
+    """Whether ``gauge`` is one of the gauges of this module (a bool)."""
     return isinstance(gauge, tuple(BUILT_IN.values()))
 
 
 def check_gauge(gauge):
-    """``gauge`` itself if it is a gauge (built in, or with a ``matrices`` method).
-
-    Parameters
-    ----------
-    gauge : object
-
-    Returns
-    -------
-    object
-        ``gauge``.
-
-    Raises
-    ------
-    TypeError
-        Naming the object, if it has no callable ``matrices``.
-    """
-    if is_built_in(gauge):
-        return gauge
-    lacks = missing(gauge, Gauge)
-    if lacks:
-        raise TypeError(f"gauge must be a gauge of usaav_edu.models.gauges or an object with a "
-                        f"method matrices(xi) -> (n, d, d) orthogonal matrices, got "
-                        f"{v.shown(gauge)}, which lacks {', '.join(lacks)}")
-    return gauge
+    """``gauge`` itself if it is a gauge (built in, or with a ``matrices`` method); else TypeError."""
+    return check_part(gauge, "gauge", tuple(BUILT_IN.values()), Gauge,
+                      "matrices(xi) -> (n, d, d) orthogonal matrices")
 
 
 def user_matrices(gauge, xi, d):
@@ -392,16 +363,7 @@ def user_matrices(gauge, xi, d):
         orthogonal within ``ORTHO_TOL``.
     """
     n = xi.shape[0]
-    try:
-        g = np.asarray(gauge.matrices(xi), dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"gauge {gauge!r}: matrices(xi) did not give an array of numbers: "
-                         f"{exc}") from None
-    if g.shape != (n, d, d):
-        raise ValueError(f"gauge {gauge!r}: matrices(xi) must have shape ({n}, {d}, {d}) for "
-                         f"{n} tokens in d = {d}, got {g.shape}")
-    if not np.all(np.isfinite(g)):
-        raise ValueError(f"gauge {gauge!r}: matrices(xi) must be finite")
+    g = user_output(gauge, "gauge", "matrices", xi, (n, d, d), f"{n} tokens in d = {d}")
     if n:
         err = float(np.max(np.abs(np.einsum("nji,njl->nil", g, g) - np.eye(d))))
         if err > ORTHO_TOL:
@@ -411,33 +373,13 @@ def user_matrices(gauge, xi, d):
 
 
 def gauge_from_params(p):
-    """The built-in gauge described by ``p`` (the output of its ``params()``).
+    """The built-in gauge, IdentityGauge, RopeGauge or FrameGauge, described by ``p`` (the output of its ``params()``).
 
-    Parameters
-    ----------
-    p : dict
-        ``{"kind": "identity" | "rope" | "frames", ...}``.
-
-    Returns
-    -------
-    IdentityGauge, RopeGauge or FrameGauge
-
-    Raises
-    ------
-    TypeError, ValueError
-        If the kind is unknown or a key is missing or extra.
+    ``p = {"kind": "identity" | "rope" | "frames", ...}``; :func:`~usaav_edu.models._part.params_kind` refuses an
+    unknown kind and a missing or extra key (TypeError, ValueError).
     """
-    if not isinstance(p, dict):
-        raise TypeError(f"the gauge parameters must be a dict with a 'kind', got "
-                        f"{type(p).__name__} {v.shown(p)}")
-    kind = p.get("kind")
     keys = {"identity": {"d"}, "rope": {"omegas", "d"}, "frames": {"frames"}}
-    if kind not in keys:
-        raise ValueError(f"params['gauge']['kind'] must be one of {sorted(keys)}, got {kind!r}")
-    rest = set(p) - {"kind"}
-    if rest != keys[kind]:
-        raise ValueError(f"params['gauge'] of kind {kind!r} must have the keys "
-                         f"{sorted(keys[kind])}, got {sorted(rest)}")
+    kind = params_kind(p, "gauge", keys)
     if kind == "identity":
         return IdentityGauge(p["d"])
     if kind == "rope":

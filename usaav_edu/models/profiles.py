@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .. import _validate as v
+from ._part import params_kind
 
 BETA_MAX = 700.0  # e^beta overflows a double near beta = 709.8
 BETA_MIN = 1e-300  # a positive beta below this makes phi = e^{beta s} / beta overflow
@@ -133,31 +134,11 @@ def check_profile(profile):
 
 
 def profile_from_params(p):
-    """The profile described by ``p`` (the output of its ``params()``).
+    """The profile, ExpProfile or LinearProfile, described by ``p`` (the output of its ``params()``).
 
-    Parameters
-    ----------
-    p : dict
-        ``{"kind": "exp", "beta": ...}`` or ``{"kind": "linear"}``.
-
-    Returns
-    -------
-    ExpProfile or LinearProfile
-
-    Raises
-    ------
-    ValueError
-        If the kind is unknown or a key is missing or extra.
+    ``p = {"kind": "exp", "beta": ...}`` or ``{"kind": "linear"}``;
+    :func:`~usaav_edu.models._part.params_kind` refuses an unknown kind and a missing or extra
+    key (TypeError, ValueError).
     """
-    if not isinstance(p, dict):
-        raise TypeError(f"the profile parameters must be a dict with a 'kind', got "
-                        f"{type(p).__name__} {v.shown(p)}")
-    kind = p.get("kind")
-    keys = {"exp": {"beta"}, "linear": set()}
-    if kind not in keys:
-        raise ValueError(f"params['profile']['kind'] must be one of {sorted(keys)}, got {kind!r}")
-    rest = set(p) - {"kind"}
-    if rest != keys[kind]:
-        raise ValueError(f"params['profile'] of kind {kind!r} must have the keys "
-                         f"{sorted(keys[kind])}, got {sorted(rest)}")
+    kind = params_kind(p, "profile", {"exp": {"beta"}, "linear": set()})
     return ExpProfile(p["beta"]) if kind == "exp" else LinearProfile()
