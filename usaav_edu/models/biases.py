@@ -315,25 +315,10 @@ def check_bias(bias):
 
 
 def user_matrix(bias, xi):
-    """The output of a user bias's ``matrix(xi)``, checked once.
+    """The output of a user bias's ``matrix(xi)`` at the ``(n,)`` positions ``xi``, checked once.
 
-    Parameters
-    ----------
-    bias : object
-        A user bias.
-    xi : ndarray
-        ``(n,)`` positions.
-
-    Returns
-    -------
-    ndarray
-        ``(n, n)`` float64, symmetric.
-
-    Raises
-    ------
-    ValueError
-        Naming the bias, if the output has the wrong shape, is not finite or not symmetric
-        within ``SYM_TOL`` times its largest entry.
+    An ``(n, n)`` float64 symmetric ndarray; a ValueError names the bias if the output has the
+    wrong shape, is not finite or not symmetric within ``SYM_TOL`` times its largest entry.
     """
     n = xi.shape[0]
     b = user_output(bias, "bias", "matrix", xi, (n, n), f"{n} tokens")

@@ -340,27 +340,11 @@ def check_gauge(gauge):
 
 
 def user_matrices(gauge, xi, d):
-    """The output of a user gauge's ``matrices(xi)``, checked once.
+    """The output of a user gauge's ``matrices(xi)`` at the ``(n,)`` positions ``xi``, checked once.
 
-    Parameters
-    ----------
-    gauge : object
-        A user gauge.
-    xi : ndarray
-        ``(n,)`` positions.
-    d : int
-        The dimension of the tokens.
-
-    Returns
-    -------
-    ndarray
-        ``(n, d, d)`` float64.
-
-    Raises
-    ------
-    ValueError
-        Naming the gauge, if the output has the wrong shape, is not finite, or is not
-        orthogonal within ``ORTHO_TOL``.
+    An ``(n, d, d)`` float64 ndarray, ``d`` the dimension of the tokens; a ValueError names the
+    gauge if the output has the wrong shape, is not finite, or is not orthogonal within
+    ``ORTHO_TOL``.
     """
     n = xi.shape[0]
     g = user_output(gauge, "gauge", "matrices", xi, (n, d, d), f"{n} tokens in d = {d}")
