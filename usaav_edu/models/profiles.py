@@ -20,21 +20,9 @@ BETA_MIN = 1e-300  # a positive beta below this makes phi = e^{beta s} / beta ov
 
 
 def check_beta(beta):
-    """``beta`` as a float in ``{0} U [BETA_MIN, BETA_MAX]``.
+    """The inverse temperature ``beta`` as a float in ``{0} U [BETA_MIN, BETA_MAX]``.
 
-    Parameters
-    ----------
-    beta : float
-        The inverse temperature.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``beta`` is not a real number in that range.
+    A TypeError or ValueError, naming ``beta``, if it is not a real number in that range.
     """
     beta = v.real_scalar("beta", beta, minimum=0.0, maximum=BETA_MAX)
     if 0.0 < beta < BETA_MIN:
