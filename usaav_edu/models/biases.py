@@ -16,6 +16,12 @@ arXiv:2605.30229): ``mean(B)`` when ``B >= 0`` entrywise (attained by the gauge
 maximizers), else ``lambda_max(B) / n``.  The built-in biases satisfy
 :class:`usaav_edu.dynamics.parts.SeparableBias`: they give their sign, size, energy factor and
 the structure fast summation reads from their formulas, without the ``n x n`` matrix.
+
+Each bias says in one line what its methods compute; ``xi`` is always the ``(n,)``
+positions.  ``matrix(xi)`` gives an ``(n, n)`` ndarray, ``bound_factor(xi)`` a float,
+``facts(xi)`` the :class:`~usaav_edu.dynamics.parts.BiasFacts`, ``separable()`` the tuple
+``(kind, parameters)`` that fast summation reads; ``check_labels(xi)`` raises ValueError,
+naming the argument, where the labels make the bias overflow.
 """
 
 from dataclasses import dataclass
@@ -74,14 +80,7 @@ def matrix_facts(b):
 
 
 class _BiasBase:
-    """What the biases of this module share: the documentation of their methods, ``params``.
-
-    Each bias says in one line what its methods compute; ``xi`` is always the ``(n,)``
-    positions.  ``matrix(xi)`` gives an ``(n, n)`` ndarray, ``bound_factor(xi)`` a float,
-    ``facts(xi)`` the :class:`~usaav_edu.dynamics.parts.BiasFacts`, ``separable()`` the tuple
-    ``(kind, parameters)`` that fast summation reads; ``check_labels(xi)`` raises ValueError,
-    naming the argument, where the labels make the bias overflow.
-    """
+    """``params`` as the biases share it (their methods are described in the module)."""
 
     def params(self):
         """The JSON description read back by :func:`~usaav_edu.models.biases.bias_from_params`.

@@ -16,6 +16,20 @@ finite, orthogonal) and the kernel runs on the gauge coordinates, so it costs
 the same as a built-in gauge.  Such a gauge takes real positions as labels.
 The built-in gauges satisfy :class:`usaav_edu.dynamics.parts.BuiltInGauge`: they rotate on
 their own, check their labels and their dimension.
+
+Each built-in gauge says in one line what its methods compute; their parameters are these.
+
+* ``matrices(xi, d=None)``: ``xi`` the ``(n,)`` labels, ``d`` the dimension where the gauge
+  does not fix it; an ``(n, d, d)`` ndarray.
+* ``apply(x, xi, inverse=False)``: ``x`` the ``(..., n, d)`` vectors, one per token in the
+  last two axes, ``xi`` the ``(n,)`` labels, ``inverse`` to apply the transposes
+  ``G(xi_i)^T``; an ``(..., n, d)`` ndarray.
+* ``check_labels(xi)``: ``xi`` the ``(n,)`` labels; raises ValueError if they make the gauge
+  overflow.
+* ``circle_frequency(name="model")``: the frequency ``omega`` of the gauge as RoPE on the
+  circle, a float; raises ValueError, naming the argument ``name``, where it has none.
+* ``params()``: the JSON description read back by
+  :func:`~usaav_edu.models.gauges.gauge_from_params`, ``{"kind": ..., its parameters}``.
 """
 
 from dataclasses import dataclass, field
@@ -84,24 +98,8 @@ def omegas_tuple(omegas):
     return tuple(v.real_scalar(f"omegas[{k}]", w) for k, w in enumerate(omegas))
 
 
-@dataclass(frozen=True)
 class _GaugeBase:
-    """What the gauges of this module share: the documentation of their methods, the dimension check.
-
-    Each gauge says in one line what its methods compute; the parameters are these.
-
-    * ``matrices(xi, d=None)``: ``xi`` the ``(n,)`` labels, ``d`` the dimension where the gauge
-      does not fix it; an ``(n, d, d)`` ndarray.
-    * ``apply(x, xi, inverse=False)``: ``x`` the ``(..., n, d)`` vectors, one per token in the
-      last two axes, ``xi`` the ``(n,)`` labels, ``inverse`` to apply the transposes
-      ``G(xi_i)^T``; an ``(..., n, d)`` ndarray.
-    * ``check_labels(xi)``: ``xi`` the ``(n,)`` labels; raises ValueError if they make the gauge
-      overflow.
-    * ``circle_frequency(name="model")``: the frequency ``omega`` of the gauge as RoPE on the
-      circle, a float; raises ValueError, naming the argument ``name``, where it has none.
-    * ``params()``: the JSON description read back by
-      :func:`~usaav_edu.models.gauges.gauge_from_params`, ``{"kind": ..., its parameters}``.
-    """
+    """The dimension check the gauges share (their methods are described in the module)."""
 
     def check_dimension(self, d, name, model):
         """Raise ValueError if the gauge was built for another dimension than ``d``.

@@ -5,7 +5,8 @@
 * :class:`LinearProfile`: ``phi(s) = s``.
 
 The kernel needs ``phi'``, which is ``e^{beta s}`` or 1, so the profiles are a
-closed set (the Numba kernel computes ``phi'`` itself).
+closed set (the Numba kernel computes ``phi'`` itself).  ``phi`` and ``dphi`` take the inner
+products ``s = <y_i, y_j>`` (array_like) and give an ndarray of their shape.
 """
 
 from dataclasses import dataclass, fields
@@ -35,8 +36,6 @@ class _ProfileBase:
     """What the two profiles share: ``phi``, ``phi'`` and ``params``, from ``beta`` and ``linear``.
 
     The linear profile is the attention profile's limit at ``beta = 0``, so one formula serves.
-    ``phi`` and ``dphi`` take the inner products ``s = <y_i, y_j>`` (array_like) and give an
-    ndarray of their shape.
     """
 
     def phi(self, s):
