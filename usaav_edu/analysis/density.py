@@ -274,6 +274,22 @@ def _weights(weights, n: int) -> np.ndarray:
     return w / w.sum()
 
 
+_SPACES = {3: ("sphere", "the sphere S^2", "circle"), 2: ("circle", "the circle S^1", "sphere")}
+
+
+def _density_args(x, mesh, bandwidth, weights, d):
+    """``(x, w, kappa)`` of a density of points of ``S^{d-1}`` (``d`` = 3 or 2), checked."""
+    _check_mesh(mesh)
+    space, name, other = _SPACES[d]
+    if mesh.d != d:
+        raise ValueError(f"mesh must be a mesh of the {space} ({space}_mesh); for points of the "
+                         f"{other} use {other}_density with {other}_mesh")
+    x = _points(x, d, name)
+    w = _weights(weights, len(x))
+    _, kappa = _kappa(bandwidth, len(x), mesh)
+    return x, w, kappa
+
+
 def sphere_density(x, mesh: SphereMesh, bandwidth: float | None = None, *,
                    weights=None) -> np.ndarray:
     """Kernel density estimate of points of S^2 at the vertices of a mesh (von Mises-Fisher).
@@ -312,13 +328,7 @@ def sphere_density(x, mesh: SphereMesh, bandwidth: float | None = None, *,
         For points that are not finite unit vectors of R^3, a mesh that is not a sphere mesh,
         or a bandwidth outside ``(0, pi]``.
     """
-    _check_mesh(mesh)
-    if mesh.d != 3:
-        raise ValueError("mesh must be a mesh of the sphere (sphere_mesh); for points of the "
-                         "circle use circle_density with circle_mesh")
-    x = _points(x, 3, "the sphere S^2")
-    w = _weights(weights, len(x))
-    _, kappa = _kappa(bandwidth, len(x), mesh)
+    x, w, kappa = _density_args(x, mesh, bandwidth, weights, 3)
     norm = kappa / (2.0 * math.pi * -math.expm1(-2.0 * kappa))
     return norm * _kernel_sums(x, mesh.vertices, kappa, w)
 
@@ -343,10 +353,8 @@ def circle_density(x, mesh: SphereMesh, bandwidth: float | None = None, *,
         ``(n, 2)`` unit vectors.
     mesh : SphereMesh
         From ``circle_mesh``.
-    bandwidth : float, optional
-        ``h`` in ``(0, pi]``; by default ``default_bandwidth(n, mesh)``.
-    weights : array_like, optional
-        ``(n,)`` non-negative weights of the points.
+    bandwidth, weights
+        As in ``sphere_density``.
 
     Returns
     -------
@@ -358,12 +366,6 @@ def circle_density(x, mesh: SphereMesh, bandwidth: float | None = None, *,
     TypeError, ValueError
         As ``sphere_density``.
     """
-    _check_mesh(mesh)
-    if mesh.d != 2:
-        raise ValueError("mesh must be a mesh of the circle (circle_mesh); for points of the "
-                         "sphere use sphere_density with sphere_mesh")
-    x = _points(x, 2, "the circle S^1")
-    w = _weights(weights, len(x))
-    _, kappa = _kappa(bandwidth, len(x), mesh)
+    x, w, kappa = _density_args(x, mesh, bandwidth, weights, 2)
     norm = 1.0 / (2.0 * math.pi * scaled_bessel_i(1, kappa)[0])
     return norm * _kernel_sums(x, mesh.vertices, kappa, w)

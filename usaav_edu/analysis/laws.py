@@ -137,31 +137,11 @@ class CircleLaw:
                    name=str(name), nodes=nodes, values=pv * scale, table=table * scale)
 
     def pdf(self, theta):
-        """The density at ``theta`` (any real angles; reduced mod 2 pi).
-
-        Parameters
-        ----------
-        theta : array_like
-            Angles.
-
-        Returns
-        -------
-        ndarray
-        """
+        """The density, an ndarray, at the angles ``theta`` (any real ones; reduced mod 2 pi)."""
         return self.density(wrap_angle(theta))
 
     def cdf(self, theta):
-        """``F(theta)`` for ``theta`` reduced to ``[0, 2 pi)``; ``F`` increases from 0 to 1.
-
-        Parameters
-        ----------
-        theta : array_like
-            Angles.
-
-        Returns
-        -------
-        ndarray
-        """
+        """``F(theta)``, an ndarray, for the angles ``theta`` reduced to ``[0, 2 pi)``; ``F`` rises from 0 to 1."""
         t = wrap_angle(theta)
         h = self.nodes[1] - self.nodes[0]
         k = np.minimum((t / h).astype(np.int64), self.nodes.shape[0] - 2)
@@ -175,17 +155,7 @@ class CircleLaw:
         return np.clip(h00 * f0 + h10 * p0 + h01 * f1 + h11 * p1, 0.0, 1.0)
 
     def ppf(self, q):
-        """The inverse CDF: the smallest angle in ``[0, 2 pi]`` with ``F(theta) >= q``, q in [0, 1].
-
-        Parameters
-        ----------
-        q : array_like
-            Probabilities in ``[0, 1]``.
-
-        Returns
-        -------
-        ndarray
-        """
+        """The inverse CDF: the smallest angles in ``[0, 2 pi]`` with ``F(theta) >= q``, ``q`` in [0, 1]."""
         q = v.float_array("q", q)
         if np.any(q < 0) or np.any(q > 1):
             raise ValueError("q must lie in [0, 1]")

@@ -172,6 +172,15 @@ def top_frequency(k, bhat):
 
 
 # ---------------------------------------------------------------------- the mean profile
+def _tokens_at(x, xi):
+    """The ``(n, d)`` unit vectors ``x`` and their ``(n,)`` positions ``xi``, checked."""
+    x = v.points_on_sphere("x", x)
+    xi = v.float_array("xi", xi, ndim=1)
+    if xi.shape != (x.shape[0],):
+        raise ValueError(f"xi must have shape ({x.shape[0]},) (one position per token), got {xi.shape}")
+    return x, xi
+
+
 def mean_profile(x, xi):
     """The mean profile ``m(xi) = E[x | xi]`` of an empirical law of tokens.
 
@@ -186,10 +195,7 @@ def mean_profile(x, xi):
     xi : array_like
         ``(n,)`` positions.
     """
-    x = v.points_on_sphere("x", x)
-    xi = v.float_array("xi", xi, ndim=1)
-    if xi.shape != (x.shape[0],):
-        raise ValueError(f"xi must have shape ({x.shape[0]},) (one position per token), got {xi.shape}")
+    x, xi = _tokens_at(x, xi)
     pos, inverse = np.unique(xi, return_inverse=True)
     m = np.zeros((pos.shape[0], x.shape[1]))
     np.add.at(m, inverse, x)
@@ -218,10 +224,7 @@ def profile_fourier(x, xi, k, period=TWO_PI):
     ----------
     The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
     """
-    x = v.points_on_sphere("x", x)
-    xi = v.float_array("xi", xi, ndim=1)
-    if xi.shape != (x.shape[0],):
-        raise ValueError(f"xi must have shape ({x.shape[0]},) (one position per token), got {xi.shape}")
+    x, xi = _tokens_at(x, xi)
     k = _frequencies(k)
     if k.ndim != 1 or not np.issubdtype(k.dtype, np.integer):
         raise TypeError(f"k must be a 1-D array of integer frequencies, got dtype {k.dtype}, shape {k.shape}")

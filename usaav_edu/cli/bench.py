@@ -29,6 +29,12 @@ cost grows linearly in n) at a few n, and :func:`fast_report` prints it with the
 of the cost model (:func:`usaav_edu.dynamics.fastsum.cost.crossover_n`) that ``summation="auto"``
 reads.  Direct summation is timed only where the cost model expects at most ``direct_limit``
 seconds per evaluation; beyond, its time is the model's estimate, marked as such.
+
+The parameters the functions below share mean the same in each: ``n_values`` the numbers of
+tokens, ``n`` one of them, ``y`` ``(n, d)`` unit vectors, ``d`` the dimension, ``beta`` the
+inverse temperature, ``tol`` the fast kernel's error bound, ``repeats`` the batches per side,
+``min_time`` the least seconds per batch, ``pause`` the sleep before each, ``seed`` the seed
+of the tokens and ``fn`` a callable called without arguments.
 """
 
 import functools
@@ -50,13 +56,6 @@ from ..sphere import uniform
 def numpy_velocity(y, beta):
     """The dense NumPy reference: ``P_{y_i}((1/n) sum_j exp(beta <y_i, y_j>) y_j)``.
 
-    Parameters
-    ----------
-    y : ndarray
-        ``(n, d)`` unit vectors.
-    beta : float
-        Inverse temperature.
-
     Returns
     -------
     ndarray
@@ -70,13 +69,6 @@ def numpy_velocity(y, beta):
 def numba_velocity_call(y, beta):
     """A zero-argument closure evaluating the package velocity at ``y`` (USA, exp profile).
 
-    Parameters
-    ----------
-    y : ndarray
-        ``(n, d)`` unit vectors.
-    beta : float
-        Inverse temperature.
-
     Returns
     -------
     callable
@@ -84,7 +76,7 @@ def numba_velocity_call(y, beta):
     """
     yt = np.ascontiguousarray(y.T)
     out = np.empty_like(yt)
-    field = GaugeField(kernel_params(bias=None, beta=beta, linear=False, sa=False))
+    field = usa_field(beta)
 
     def call():
         field(yt, out)
@@ -93,13 +85,24 @@ def numba_velocity_call(y, beta):
     return call
 
 
+def seconds_of(fn, calls):
+    """Seconds that ``calls`` calls of ``fn`` (without arguments) last, by ``time.perf_counter``."""
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return time.perf_counter() - t0
+
+
+def usa_field(beta):
+    """The package velocity of USA with the exponential profile and no bias, as the solver calls it."""
+    return GaugeField(kernel_params(bias=None, beta=beta, linear=False, sa=False))
+
+
 def batch_size(fn, min_time):
     """Smallest power of two of calls of ``fn`` that last at least ``min_time`` seconds.
 
     Parameters
     ----------
-    fn : callable
-        Called without arguments.
     min_time : float
         Seconds.
 
@@ -108,13 +111,9 @@ def batch_size(fn, min_time):
     int
     """
     calls = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        if time.perf_counter() - t0 >= min_time:
-            return calls
+    while seconds_of(fn, calls) < min_time:
         calls *= 2
+    return calls
 
 
 def batch_times(fns, repeats, min_time, pause=0.0):
@@ -126,12 +125,6 @@ def batch_times(fns, repeats, min_time, pause=0.0):
     ----------
     fns : sequence of callable
         The sides.
-    repeats : int
-        Batches per side.
-    min_time : float
-        Least seconds per batch.
-    pause : float
-        Sleep before each batch.
 
     Returns
     -------
@@ -144,10 +137,7 @@ def batch_times(fns, repeats, min_time, pause=0.0):
     for r in range(repeats):
         for c, (fn, calls) in enumerate(zip(fns, sizes, strict=True)):
             time.sleep(pause)
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            times[r, c] = (time.perf_counter() - t0) / calls
+            times[r, c] = seconds_of(fn, calls) / calls
     return times
 
 
@@ -175,21 +165,6 @@ def measure(n_values=(256, 1024), repeats=21, d=3, beta=1.0, min_time=0.05, paus
     over adjacent batch pairs of NumPy time / Numba time), ``ratio_q1`` and
     ``ratio_q3`` (its quartiles) and ``max_abs_diff`` (largest absolute
     difference of the two velocities).
-
-    Parameters
-    ----------
-    n_values : sequence of int
-        Numbers of tokens.
-    repeats : int
-        Batches per side.
-    d : int
-        Dimension.
-    beta : float
-        Inverse temperature.
-    min_time, pause : float
-        Least seconds per batch, sleep before each.
-    seed : int
-        Seed of the tokens.
     """
     rows = []
     for n in n_values:
@@ -207,13 +182,6 @@ def measure(n_values=(256, 1024), repeats=21, d=3, beta=1.0, min_time=0.05, paus
 
 def report(n_values=(256, 1024), repeats=21):
     """The benchmark as printed text.
-
-    Parameters
-    ----------
-    n_values : sequence of int
-        Numbers of tokens.
-    repeats : int
-        Batches per side.
 
     Returns
     -------
@@ -245,18 +213,8 @@ def fast_measure(n_values=(1000, 10000, 100000), repeats=5, d=3, beta=1.0, tol=1
         Numbers of tokens, >= 2.
     repeats : int
         Batches per side (the median is reported).
-    d : int
-        Dimension.
-    beta : float
-        Inverse temperature.
-    tol : float
-        The fast kernel's error bound.
-    min_time : float
-        Least seconds per batch.
     direct_limit : float
         Time direct summation only where it is estimated at most this many seconds.
-    seed : int
-        Seed of the tokens.
 
     Returns
     -------
@@ -277,7 +235,7 @@ def fast_measure(n_values=(1000, 10000, 100000), repeats=5, d=3, beta=1.0, tol=1
         measured = estimate <= direct_limit
         error = None
         if measured:
-            field = GaugeField(kernel_params(bias=None, beta=beta, linear=False, sa=False))
+            field = usa_field(beta)
             out = np.empty_like(yt)
             batches = max(1, min(repeats, 3))
             call = functools.partial(field, yt, out)
@@ -294,19 +252,6 @@ def fast_measure(n_values=(1000, 10000, 100000), repeats=5, d=3, beta=1.0, tol=1
 
 def fast_report(n_values=(1000, 10000, 100000), repeats=5, d=3, beta=1.0, tol=1e-10):
     """Direct against fast summation as printed text, with the crossover n.
-
-    Parameters
-    ----------
-    n_values : sequence of int
-        Numbers of tokens.
-    repeats : int
-        Batches per side.
-    d : int
-        Dimension.
-    beta : float
-        Inverse temperature.
-    tol : float
-        The fast kernel's error bound.
 
     Returns
     -------
@@ -353,19 +298,6 @@ def measure_cost(n, repeats, d=3, min_time=0.05, pause=0.25):
     up, once to size its batches, once per batch and once to compare the two, and every batch
     (the sizing ones about two) lasts at least ``min_time``.
 
-    Parameters
-    ----------
-    n : int
-        Tokens.
-    repeats : int
-        Batches per side.
-    d : int
-        Dimension.
-    min_time : float
-        Least seconds per batch.
-    pause : float
-        Sleep before each batch.
-
     Returns
     -------
     tuple
@@ -392,12 +324,6 @@ def fast_measure_cost(n, repeats, d=3, beta=1.0, tol=1e-10, direct_limit=2.0):
 
     Parameters
     ----------
-    n : int
-        Tokens.
-    repeats : int
-        Batches per side.
-    d : int
-        Dimension.
     beta, tol : float
         The fast kernel's inverse temperature and error bound.
     direct_limit : float
@@ -490,8 +416,6 @@ def with_threads(fn, threads):
 
     Parameters
     ----------
-    fn : callable
-        Called without arguments.
     threads : int
         Thread count during the call.
 
@@ -523,20 +447,8 @@ def contention(n_values=(256, 1024), loads=(0, 1, 2), repeats=9, d=3, beta=1.0, 
 
     Parameters
     ----------
-    n_values : sequence of int
-        Numbers of tokens.
     loads : sequence of int
         Numbers of busy processes.
-    repeats : int
-        Batches per side.
-    d : int
-        Dimension.
-    beta : float
-        Inverse temperature.
-    min_time, pause : float
-        Least seconds per batch, sleep before each.
-    seed : int
-        Seed of the tokens.
 
     Returns
     -------
@@ -564,13 +476,6 @@ def contention_report(n_values=(256, 1024), repeats=15):
     The first lines give the threading set-up and the machine's load average
     before and after the run (other work on the machine makes the "quiet"
     figures lower and every figure noisier).
-
-    Parameters
-    ----------
-    n_values : sequence of int
-        Numbers of tokens.
-    repeats : int
-        Batches per side.
 
     Returns
     -------

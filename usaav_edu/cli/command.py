@@ -232,24 +232,10 @@ def _summation_tol(a):
 
 
 def simulate_settings(a):
-    """Check every ``simulate`` flag before anything runs; return the setup and solver keywords and the path.
+    """Check every ``simulate`` flag of the parsed ``a`` before anything runs.
 
-    Raises ValueError or TypeError naming the flag.
-
-    Parameters
-    ----------
-    a : argparse.Namespace
-        The parsed flags.
-
-    Returns
-    -------
-    tuple
-        ``(setup keywords, solver keywords, output path or None)``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        Naming the flag.
+    Returns ``(setup keywords, solver keywords, output path or None)``; raises TypeError or
+    ValueError naming the flag.
     """
     name = a.model
     experiment = experiments.get(name)
@@ -339,12 +325,7 @@ def simulate_work(n, d, n_frames, n_prompts=None):
 def check_work(n, d, n_frames, n_prompts=None):
     """Refuse, naming the flags and the estimate, a ``simulate`` command beyond the caps.
 
-    Parameters
-    ----------
-    n, d, n_frames : int
-        Tokens, dimension, frames.
-    n_prompts : int or None
-        Prompts of the prefix-gauge experiment.
+    The arguments are those of :func:`simulate_work`.
 
     Raises
     ------
@@ -648,22 +629,9 @@ def sweep_grid(items):
 
 
 def sweep_settings(a):
-    """Check every ``sweep`` flag; return the positional and keyword arguments of ``sweep``.
+    """Check every ``sweep`` flag of the parsed ``a``: the arguments of ``sweep``.
 
-    Parameters
-    ----------
-    a : argparse.Namespace
-        The parsed flags.
-
-    Returns
-    -------
-    tuple
-        ``(experiment, grid, keywords)``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        Naming the flag.
+    Returns ``(experiment, grid, keywords)``; raises TypeError or ValueError naming the flag.
     """
     grid = sweep_grid(a.grid)
     fixed = {}

@@ -16,6 +16,12 @@ arXiv:2605.30229): ``mean(B)`` when ``B >= 0`` entrywise (attained by the gauge
 maximizers), else ``lambda_max(B) / n``.  The built-in biases satisfy
 :class:`usaav_edu.dynamics.parts.SeparableBias`: they give their sign, size, energy factor and
 the structure fast summation reads from their formulas, without the ``n x n`` matrix.
+
+Each bias says in one line what its methods compute; ``xi`` is always the ``(n,)``
+positions.  ``matrix(xi)`` gives an ``(n, n)`` ndarray, ``bound_factor(xi)`` a float,
+``facts(xi)`` the :class:`~usaav_edu.dynamics.parts.BiasFacts`, ``separable()`` the tuple
+``(kind, parameters)`` that fast summation reads; ``check_labels(xi)`` raises ValueError,
+naming the argument, where the labels make the bias overflow.
 """
 
 from dataclasses import dataclass
@@ -23,7 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _validate as v
-from ..dynamics.parts import NO_BIAS, Bias, BiasFacts, missing
+from ..dynamics.parts import NO_BIAS, Bias, BiasFacts
+from ._part import check_part, params_kind, user_output
 
 SYM_TOL = 1e-10
 """How far a user bias matrix may be from symmetric, relative to its largest entry."""
@@ -72,74 +79,8 @@ def matrix_facts(b):
     return BiasFacts(True, max(float(np.max(np.abs(b))), 1e-300), bool(np.any(b < 0.0)))
 
 
-@dataclass(frozen=True)
-class NoBias:
-    """The bias ``b = 1`` (every pair weighs the same)."""
-
-    kind = "none"
-    nonnegative = True
-    constant = True
-
-    def matrix(self, xi):
-        """An ``(n, n)`` matrix of ones.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
-
-        Returns
-        -------
-        ndarray
-        """
-        n = np.shape(xi)[0]
-        return np.ones((n, n))
-
-    def check_labels(self, xi):
-        """Nothing to check: the labels do not enter.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
-        """
-
-    def bound_factor(self, xi):
-        """1, the mean of a matrix of ones.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
-
-        Returns
-        -------
-        float
-        """
-        return 1.0
-
-    def facts(self, xi):
-        """``b = 1``: no bias, ``max |b| = 1``, no negative entry.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
-
-        Returns
-        -------
-        BiasFacts
-        """
-        return NO_BIAS
-
-    def separable(self):
-        """``("none", {})``: the moments of fast summation are the same for every token.
-
-        Returns
-        -------
-        tuple
-        """
-        return self.kind, {}
+class _BiasBase:
+    """``params`` as the biases share it (their methods are described in the module)."""
 
     def params(self):
         """The JSON description read back by :func:`~usaav_edu.models.biases.bias_from_params`.
@@ -147,13 +88,44 @@ class NoBias:
         Returns
         -------
         dict
-            ``{"kind": ..., its parameters}``, JSON-serializable.
+            ``{"kind": ..., its parameters}`` (those of :meth:`separable`), JSON-serializable.
         """
-        return {"kind": self.kind}
+        kind, parameters = self.separable()
+        return {"kind": kind, **parameters}
 
 
 @dataclass(frozen=True)
-class DistanceBias:
+class NoBias(_BiasBase):
+    """The bias ``b = 1`` (every pair weighs the same)."""
+
+    kind = "none"
+    nonnegative = True
+    constant = True
+
+    def matrix(self, xi):
+        """An ``(n, n)`` matrix of ones."""
+        n = np.shape(xi)[0]
+        return np.ones((n, n))
+
+    def check_labels(self, xi):
+        """Nothing to check: the labels do not enter."""
+
+    def bound_factor(self, xi):
+        """1, the mean of a matrix of ones."""
+        return 1.0
+
+    def facts(self, xi):
+        """``b = 1``: no bias, ``max |b| = 1``, no negative entry."""
+        return NO_BIAS
+
+    def separable(self):
+        """``("none", {})``: the moments of fast summation are the same for every token."""
+        return self.kind, {}
+
+
+
+@dataclass(frozen=True)
+class DistanceBias(_BiasBase):
     """The non-negative bias ``b(xi, zeta) = exp(-lam |xi - zeta|)``.
 
     Parameters
@@ -176,27 +148,12 @@ class DistanceBias:
         object.__setattr__(self, "lam", v.real_scalar("lam", self.lam, minimum=0.0))
 
     def matrix(self, xi):
-        """The ``(n, n)`` matrix ``exp(-lam |xi_i - xi_j|)``.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
-
-        Returns
-        -------
-        ndarray
-        """
+        """The ``(n, n)`` matrix ``exp(-lam |xi_i - xi_j|)``."""
         xi = np.asarray(xi, dtype=np.float64)
         return np.exp(-self.lam * np.abs(xi[:, None] - xi[None, :]))
 
     def check_labels(self, xi):
         """Raise ValueError if the differences of the positions overflow.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
 
         Raises
         ------
@@ -211,15 +168,6 @@ class DistanceBias:
 
         With the positions sorted, ``sum_ij B_ij = n + 2 sum_j A_j`` with
         ``A_j = sum_{i<j} e^{-lam (xi_j - xi_i)} = e^{-lam (xi_j - xi_{j-1})} (A_{j-1} + 1)``.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
-
-        Returns
-        -------
-        float
         """
         xi = np.asarray(xi, dtype=np.float64)
         n = xi.shape[0]
@@ -231,41 +179,17 @@ class DistanceBias:
         return (n + 2.0 * total) / (n * n)
 
     def facts(self, xi):
-        """``0 < b <= 1``, and ``b = 1`` on the diagonal: ``max |b| = 1``, no negative entry.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
-
-        Returns
-        -------
-        BiasFacts
-        """
+        """``0 < b <= 1``, and ``b = 1`` on the diagonal: ``max |b| = 1``, no negative entry."""
         return BiasFacts(True, 1.0, False)
 
     def separable(self):
-        """``("distance", {"lam": lam})``: fast summation scans the sorted positions.
-
-        Returns
-        -------
-        tuple
-        """
+        """``("distance", {"lam": lam})``: fast summation scans the sorted positions."""
         return self.kind, {"lam": self.lam}
 
-    def params(self):
-        """The JSON description read back by :func:`~usaav_edu.models.biases.bias_from_params`.
-
-        Returns
-        -------
-        dict
-            ``{"kind": ..., its parameters}``, JSON-serializable.
-        """
-        return {"kind": self.kind, "lam": self.lam}
 
 
 @dataclass(frozen=True)
-class CosineBias:
+class CosineBias(_BiasBase):
     """The sign-changing bias ``b(xi, zeta) = cos(omega (xi - zeta))``.
 
     Parameters
@@ -288,27 +212,12 @@ class CosineBias:
         object.__setattr__(self, "omega", v.real_scalar("omega", self.omega))
 
     def matrix(self, xi):
-        """The ``(n, n)`` matrix ``cos(omega (xi_i - xi_j))``.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
-
-        Returns
-        -------
-        ndarray
-        """
+        """The ``(n, n)`` matrix ``cos(omega (xi_i - xi_j))``."""
         xi = np.asarray(xi, dtype=np.float64)
         return np.cos(self.omega * (xi[:, None] - xi[None, :]))
 
     def check_labels(self, xi):
         """Raise ValueError if ``omega (xi_i - xi_j)`` overflows.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
 
         Raises
         ------
@@ -332,15 +241,6 @@ class CosineBias:
         the largest gap between neighbouring sorted angles, the gap across ``2 pi`` included,
         is at most the largest circular distance of two of them).  A margin for the rounding
         of ``theta`` counts borderline cases as negative.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
-
-        Returns
-        -------
-        bool
         """
         xi = np.asarray(xi, dtype=np.float64)
         if xi.size < 2:
@@ -361,15 +261,6 @@ class CosineBias:
 
         Taking the positions from their median leaves ``B`` unchanged and keeps the angles
         small.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
-
-        Returns
-        -------
-        tuple of ndarray
         """
         xi = np.asarray(xi, dtype=np.float64)
         x0 = xi - np.median(xi) if xi.size else xi
@@ -383,15 +274,6 @@ class CosineBias:
         eigenvalue of the 2 x 2 Gram matrix of ``c`` and ``s`` (at 100,000 positions in a
         quarter period a test of the entries would evaluate all ``10^10``).  A borderline
         sign test counts as negative; then ``lambda_max(B) / n >= mean(B)`` is still a bound.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
-
-        Returns
-        -------
-        float
 
         References
         ----------
@@ -408,115 +290,37 @@ class CosineBias:
         return float(np.linalg.eigvalsh(gram)[-1]) / n
 
     def facts(self, xi):
-        """``max |b| = 1`` (``b = 1`` on the diagonal), and :meth:`has_negative`.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
-
-        Returns
-        -------
-        BiasFacts
-        """
+        """``max |b| = 1`` (``b = 1`` on the diagonal), and :meth:`has_negative`."""
         return BiasFacts(True, 1.0, self.has_negative(xi))
 
     def separable(self):
-        """``("cosine", {"omega": omega})``: two moment sets, weighted by ``c`` and ``s``.
-
-        Returns
-        -------
-        tuple
-        """
+        """``("cosine", {"omega": omega})``: two moment sets, weighted by ``c`` and ``s``."""
         return self.kind, {"omega": self.omega}
 
-    def params(self):
-        """The JSON description read back by :func:`~usaav_edu.models.biases.bias_from_params`.
-
-        Returns
-        -------
-        dict
-            ``{"kind": ..., its parameters}``, JSON-serializable.
-        """
-        return {"kind": self.kind, "omega": self.omega}
 
 
 BUILT_IN = {"none": NoBias, "distance": DistanceBias, "cosine": CosineBias}
 
 
 def is_built_in(bias):
-    """Whether ``bias`` is one of the biases of this module.
-
-    Parameters
-    ----------
-    bias : object
-
-    Returns
-    -------
-    bool
-    """
+    """Whether ``bias`` is one of the biases of this module (a bool)."""
     return isinstance(bias, tuple(BUILT_IN.values()))
 
 
 def check_bias(bias):
-    """``bias`` itself if it is a bias (built in, or with a ``matrix`` method).
-
-    Parameters
-    ----------
-    bias : object
-
-    Returns
-    -------
-    object
-        ``bias``.
-
-    Raises
-    ------
-    TypeError
-        Naming the object, if it has no callable ``matrix``.
-    """
-    if is_built_in(bias):
-        return bias
-    lacks = missing(bias, Bias)
-    if lacks:
-        raise TypeError(f"bias must be a bias of usaav_edu.models.biases or an object with a "
-                        f"method matrix(xi) -> (n, n) symmetric array, got {v.shown(bias)}, "
-                        f"which lacks {', '.join(lacks)}")
-    return bias
+    """``bias`` itself if it is a bias (built in, or with a ``matrix`` method); else TypeError."""
+    return check_part(bias, "bias", tuple(BUILT_IN.values()), Bias,
+                      "matrix(xi) -> (n, n) symmetric array")
 
 
 def user_matrix(bias, xi):
-    """The output of a user bias's ``matrix(xi)``, checked once.
+    """The output of a user bias's ``matrix(xi)`` at the ``(n,)`` positions ``xi``, checked once.
 
-    Parameters
-    ----------
-    bias : object
-        A user bias.
-    xi : ndarray
-        ``(n,)`` positions.
-
-    Returns
-    -------
-    ndarray
-        ``(n, n)`` float64, symmetric.
-
-    Raises
-    ------
-    ValueError
-        Naming the bias, if the output has the wrong shape, is not finite or not symmetric
-        within ``SYM_TOL`` times its largest entry.
+    An ``(n, n)`` float64 symmetric ndarray; a ValueError names the bias if the output has the
+    wrong shape, is not finite or not symmetric within ``SYM_TOL`` times its largest entry.
     """
     n = xi.shape[0]
-    try:
-        b = np.asarray(bias.matrix(xi), dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"bias {bias!r}: matrix(xi) did not give an array of numbers: "
-                         f"{exc}") from None
-    if b.shape != (n, n):
-        raise ValueError(f"bias {bias!r}: matrix(xi) must have shape ({n}, {n}) for {n} tokens, "
-                         f"got {b.shape}")
-    if not np.all(np.isfinite(b)):
-        raise ValueError(f"bias {bias!r}: matrix(xi) must be finite")
+    b = user_output(bias, "bias", "matrix", xi, (n, n), f"{n} tokens")
     if n:
         scale = max(1.0, float(np.max(np.abs(b))))
         err = float(np.max(np.abs(b - b.T)))
@@ -528,31 +332,11 @@ def user_matrix(bias, xi):
 
 
 def bias_from_params(p):
-    """The built-in bias described by ``p`` (the output of its ``params()``).
+    """The built-in bias, NoBias, DistanceBias or CosineBias, described by ``p`` (the output of its ``params()``).
 
-    Parameters
-    ----------
-    p : dict
-        ``{"kind": "none" | "distance" | "cosine", ...}``.
-
-    Returns
-    -------
-    NoBias, DistanceBias or CosineBias
-
-    Raises
-    ------
-    TypeError, ValueError
-        If the kind is unknown or a key is missing or extra.
+    ``p = {"kind": "none" | "distance" | "cosine", ...}``; :func:`~usaav_edu.models._part.params_kind` refuses an
+    unknown kind and a missing or extra key (TypeError, ValueError).
     """
-    if not isinstance(p, dict):
-        raise TypeError(f"the bias parameters must be a dict with a 'kind', got "
-                        f"{type(p).__name__} {v.shown(p)}")
-    kind = p.get("kind")
     keys = {"none": set(), "distance": {"lam"}, "cosine": {"omega"}}
-    if kind not in keys:
-        raise ValueError(f"params['bias']['kind'] must be one of {sorted(keys)}, got {kind!r}")
-    rest = set(p) - {"kind"}
-    if rest != keys[kind]:
-        raise ValueError(f"params['bias'] of kind {kind!r} must have the keys "
-                         f"{sorted(keys[kind])}, got {sorted(rest)}")
+    kind = params_kind(p, "bias", keys)
     return BUILT_IN[kind](**{k: p[k] for k in keys[kind]})

@@ -16,6 +16,20 @@ finite, orthogonal) and the kernel runs on the gauge coordinates, so it costs
 the same as a built-in gauge.  Such a gauge takes real positions as labels.
 The built-in gauges satisfy :class:`usaav_edu.dynamics.parts.BuiltInGauge`: they rotate on
 their own, check their labels and their dimension.
+
+Each built-in gauge says in one line what its methods compute; their parameters are these.
+
+* ``matrices(xi, d=None)``: ``xi`` the ``(n,)`` labels, ``d`` the dimension where the gauge
+  does not fix it; an ``(n, d, d)`` ndarray.
+* ``apply(x, xi, inverse=False)``: ``x`` the ``(..., n, d)`` vectors, one per token in the
+  last two axes, ``xi`` the ``(n,)`` labels, ``inverse`` to apply the transposes
+  ``G(xi_i)^T``; an ``(..., n, d)`` ndarray.
+* ``check_labels(xi)``: ``xi`` the ``(n,)`` labels; raises ValueError if they make the gauge
+  overflow.
+* ``circle_frequency(name="model")``: the frequency ``omega`` of the gauge as RoPE on the
+  circle, a float; raises ValueError, naming the argument ``name``, where it has none.
+* ``params()``: the JSON description read back by
+  :func:`~usaav_edu.models.gauges.gauge_from_params`, ``{"kind": ..., its parameters}``.
 """
 
 from dataclasses import dataclass, field
@@ -23,7 +37,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _validate as v
-from ..dynamics.parts import Gauge, missing
+from ..dynamics.parts import Gauge
+from ._part import check_part, params_kind, user_output
 
 LABELS = ("none", "position", "prompt")
 ORTHO_TOL = 1e-10
@@ -83,8 +98,26 @@ def omegas_tuple(omegas):
     return tuple(v.real_scalar(f"omegas[{k}]", w) for k, w in enumerate(omegas))
 
 
+class _GaugeBase:
+    """The dimension check the gauges share (their methods are described in the module)."""
+
+    def check_dimension(self, d, name, model):
+        """Raise ValueError if the gauge was built for another dimension than ``d``.
+
+        Parameters
+        ----------
+        d : int
+            The dimension of the argument ``name``.
+        name : str
+            The argument named in the message.
+        model : str
+            The model's name, for the message.
+        """
+        check_dimension(self.d, d, name, model)
+
+
 @dataclass(frozen=True)
-class IdentityGauge:
+class IdentityGauge(_GaugeBase):
     """The identity gauge ``G(xi) = I``.
 
     Parameters
@@ -108,19 +141,7 @@ class IdentityGauge:
             object.__setattr__(self, "d", v.integer("d", self.d, minimum=2))
 
     def matrices(self, xi, d=None):
-        """``(n, d, d)`` identity matrices, one per label.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` labels (ignored but for their number).
-        d : int or None
-            The dimension, needed when the gauge was built with ``d=None``.
-
-        Returns
-        -------
-        ndarray
-        """
+        """``(n, d, d)`` identity matrices, one per label (``d`` needed if built with ``d=None``)."""
         d = self.d if d is None else d
         if d is None:
             raise ValueError("d must be given: this identity gauge acts in any dimension")
@@ -128,81 +149,25 @@ class IdentityGauge:
         return np.broadcast_to(np.eye(d), (n, d, d)).copy()
 
     def apply(self, x, xi, inverse=False):
-        """``G(xi_i) x_i`` (or ``G^T``): a copy of ``x``.
-
-        Parameters
-        ----------
-        x : array_like
-            ``(..., n, d)`` vectors, one per token in the last two axes.
-        xi : array_like
-            ``(n,)`` labels.
-        inverse : bool
-            Apply the transposes ``G(xi_i)^T`` instead.
-
-        Returns
-        -------
-        ndarray
-            ``(..., n, d)``.
-        """
+        """``G(xi_i) x_i`` (or ``G^T``): a copy of ``x``."""
         return np.array(x, dtype=np.float64)
 
     def check_labels(self, xi):
-        """Nothing to check: the labels do not enter.
-
-        Parameters
-        ----------
-        xi : ndarray
-            ``(n,)`` labels.
-        """
-
-    def check_dimension(self, d, name, model):
-        """Raise ValueError if the gauge was built for another dimension than ``d``.
-
-        Parameters
-        ----------
-        d : int
-            The dimension of the argument ``name``.
-        name : str
-            The argument named in the message.
-        model : str
-            The model's name, for the message.
-        """
-        check_dimension(self.d, d, name, model)
+        """Nothing to check: the labels do not enter."""
 
     def circle_frequency(self, name="model"):
-        """0: on the circle the identity gauge is RoPE with ``omega = 0``.
-
-        Parameters
-        ----------
-        name : str
-            The argument named in the message.
-
-        Returns
-        -------
-        float
-
-        Raises
-        ------
-        ValueError
-            If the gauge was built for ``d != 2``.
-        """
+        """0: on the circle the identity gauge is RoPE with ``omega = 0`` (refused if ``d != 2``)."""
         if self.d not in (None, 2):
             raise _circle_refused(name, f"; its gauge has d = {self.d}")
         return 0.0
 
     def params(self):
-        """The JSON description read back by :func:`~usaav_edu.models.gauges.gauge_from_params`.
-
-        Returns
-        -------
-        dict
-            ``{"kind": ..., its parameters}``, JSON-serializable.
-        """
+        """``{"kind": "identity", "d": d}``."""
         return {"kind": self.kind, "d": self.d}
 
 
 @dataclass(frozen=True)
-class RopeGauge:
+class RopeGauge(_GaugeBase):
     """The rotary gauge ``G(xi) = exp(xi Omega)``, ``Omega = blockdiag(omega_k J)``.
 
     Parameters
@@ -245,31 +210,11 @@ class RopeGauge:
             object.__setattr__(self, "d", d)
 
     def fits(self, d):
-        """Whether the gauge acts on ``R^d``.
-
-        Parameters
-        ----------
-        d : int
-            The dimension.
-
-        Returns
-        -------
-        bool
-        """
+        """Whether the gauge acts on ``R^d`` (a bool)."""
         return len(self.omegas) == d // 2 and (self.d is None or self.d == d)
 
     def check_dimension(self, d, name, model):
-        """Raise ValueError if the frequencies do not give one per rotation plane of ``R^d``.
-
-        Parameters
-        ----------
-        d : int
-            The dimension of the argument ``name``.
-        name : str
-            The argument named in the message.
-        model : str
-            The model's name, for the message.
-        """
+        """Raise ValueError if the frequencies do not give one per rotation plane of ``R^d``."""
         if not self.fits(d):
             raise ValueError(
                 f"{name} has dimension d = {d}, with {d // 2} rotation planes, but model "
@@ -277,40 +222,14 @@ class RopeGauge:
                 f"frequency per rotation plane")
 
     def circle_frequency(self, name="model"):
-        """``omega``, the one frequency of a RoPE gauge on the circle.
-
-        Parameters
-        ----------
-        name : str
-            The argument named in the message.
-
-        Returns
-        -------
-        float
-
-        Raises
-        ------
-        ValueError
-            If the gauge has more than one frequency or was built for ``d != 2``.
-        """
+        """``omega``, the one frequency on the circle (refused if more of them, or ``d != 2``)."""
         if len(self.omegas) != 1 or self.d not in (None, 2):
             raise _circle_refused(name, f": a RoPE gauge with one frequency; got omegas = "
                                         f"{self.omegas}, d = {self.d}")
         return self.omegas[0]
 
     def check_labels(self, xi):
-        """Raise ValueError if some rotation angle ``omega_k xi_i`` overflows.
-
-        Parameters
-        ----------
-        xi : ndarray
-            ``(n,)`` float positions.
-
-        Raises
-        ------
-        ValueError
-            Naming ``omegas * xi``.
-        """
+        """Raise ValueError, naming ``omegas * xi``, if some angle ``omega_k xi_i`` overflows."""
         if xi.size == 0:
             return
         with np.errstate(over="ignore", invalid="ignore"):
@@ -321,19 +240,7 @@ class RopeGauge:
                 f"{np.max(np.abs(self.omegas)):g} and |xi| up to {np.max(np.abs(xi)):g} overflow")
 
     def matrices(self, xi, d=None):
-        """``G(xi_i)`` as an ``(n, d, d)`` array.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` positions.
-        d : int or None
-            The dimension (default the gauge's, else ``2 len(omegas)``).
-
-        Returns
-        -------
-        ndarray
-        """
+        """``G(xi_i)`` as an ``(n, d, d)`` array (``d`` by default the gauge's, else ``2 len(omegas)``)."""
         xi = np.asarray(xi, dtype=np.float64)
         d = d or self.d or 2 * len(self.omegas)
         g = np.broadcast_to(np.eye(d), (xi.shape[0], d, d)).copy()
@@ -345,22 +252,7 @@ class RopeGauge:
         return g
 
     def apply(self, x, xi, inverse=False):
-        """``G(xi_i) x_i`` (or ``G(xi_i)^T x_i``), plane by plane.
-
-        Parameters
-        ----------
-        x : array_like
-            ``(..., n, d)`` vectors, one per token in the last two axes.
-        xi : array_like
-            ``(n,)`` labels.
-        inverse : bool
-            Apply the transposes ``G(xi_i)^T`` instead.
-
-        Returns
-        -------
-        ndarray
-            ``(..., n, d)``.
-        """
+        """``G(xi_i) x_i`` (or ``G(xi_i)^T x_i``), plane by plane."""
         x = np.asarray(x, dtype=np.float64)
         xi = np.asarray(xi, dtype=np.float64)
         out = x.copy()
@@ -373,18 +265,12 @@ class RopeGauge:
         return out
 
     def params(self):
-        """The JSON description read back by :func:`~usaav_edu.models.gauges.gauge_from_params`.
-
-        Returns
-        -------
-        dict
-            ``{"kind": ..., its parameters}``, JSON-serializable.
-        """
+        """``{"kind": "rope", "omegas": [...], "d": d}``."""
         return {"kind": self.kind, "omegas": list(self.omegas), "d": self.d}
 
 
 @dataclass(frozen=True, eq=False)
-class FrameGauge:
+class FrameGauge(_GaugeBase):
     """One orthogonal frame per prompt: ``G(k) = frames[k]``; labels are prompt ids ``0..K-1``.
 
     Parameters
@@ -420,73 +306,20 @@ class FrameGauge:
         return self.frames.shape[1]
 
     def matrices(self, xi, d=None):
-        """``frames[xi_i]`` as an ``(n, d, d)`` array.
-
-        Parameters
-        ----------
-        xi : array_like
-            ``(n,)`` prompt ids.
-        d : int or None
-            Ignored (the frames fix d).
-
-        Returns
-        -------
-        ndarray
-        """
+        """``frames[xi_i]`` as an ``(n, d, d)`` array (``d`` ignored: the frames fix it)."""
         return self.frames[np.asarray(xi)].copy()
 
     def apply(self, x, xi, inverse=False):
-        """``frames[xi_i] x_i`` (or the transpose).
-
-        Parameters
-        ----------
-        x : array_like
-            ``(..., n, d)`` vectors, one per token in the last two axes.
-        xi : array_like
-            ``(n,)`` labels.
-        inverse : bool
-            Apply the transposes ``G(xi_i)^T`` instead.
-
-        Returns
-        -------
-        ndarray
-            ``(..., n, d)``.
-        """
+        """``frames[xi_i] x_i`` (or the transpose)."""
         f = self.frames[np.asarray(xi)]
         sub = "nji,...nj->...ni" if inverse else "nij,...nj->...ni"
         return np.einsum(sub, f, np.asarray(x, dtype=np.float64))
 
     def check_labels(self, xi):
-        """Nothing to check here: the model checks prompt ids against the number of frames.
-
-        Parameters
-        ----------
-        xi : ndarray
-            ``(n,)`` prompt ids.
-        """
-
-    def check_dimension(self, d, name, model):
-        """Raise ValueError if the frames are not ``d x d``.
-
-        Parameters
-        ----------
-        d : int
-            The dimension of the argument ``name``.
-        name : str
-            The argument named in the message.
-        model : str
-            The model's name, for the message.
-        """
-        check_dimension(self.d, d, name, model)
+        """Nothing to check here: the model checks prompt ids against the number of frames."""
 
     def params(self):
-        """The JSON description read back by :func:`~usaav_edu.models.gauges.gauge_from_params`.
-
-        Returns
-        -------
-        dict
-            ``{"kind": ..., its parameters}``, JSON-serializable.
-        """
+        """``{"kind": "frames", "frames": [K nested d x d lists]}``."""
         return {"kind": self.kind, "frames": self.frames.tolist()}
 
 
@@ -494,80 +327,25 @@ BUILT_IN = {"identity": IdentityGauge, "rope": RopeGauge, "frames": FrameGauge}
 
 
 def is_built_in(gauge):
-    """Whether ``gauge`` is one of the gauges of this module.
-
-    Parameters
-    ----------
-    gauge : object
-
-    Returns
-    -------
-    bool
-    """
+    """Whether ``gauge`` is one of the gauges of this module (a bool)."""
     return isinstance(gauge, tuple(BUILT_IN.values()))
 
 
 def check_gauge(gauge):
-    """``gauge`` itself if it is a gauge (built in, or with a ``matrices`` method).
-
-    Parameters
-    ----------
-    gauge : object
-
-    Returns
-    -------
-    object
-        ``gauge``.
-
-    Raises
-    ------
-    TypeError
-        Naming the object, if it has no callable ``matrices``.
-    """
-    if is_built_in(gauge):
-        return gauge
-    lacks = missing(gauge, Gauge)
-    if lacks:
-        raise TypeError(f"gauge must be a gauge of usaav_edu.models.gauges or an object with a "
-                        f"method matrices(xi) -> (n, d, d) orthogonal matrices, got "
-                        f"{v.shown(gauge)}, which lacks {', '.join(lacks)}")
-    return gauge
+    """``gauge`` itself if it is a gauge (built in, or with a ``matrices`` method); else TypeError."""
+    return check_part(gauge, "gauge", tuple(BUILT_IN.values()), Gauge,
+                      "matrices(xi) -> (n, d, d) orthogonal matrices")
 
 
 def user_matrices(gauge, xi, d):
-    """The output of a user gauge's ``matrices(xi)``, checked once.
+    """The output of a user gauge's ``matrices(xi)`` at the ``(n,)`` positions ``xi``, checked once.
 
-    Parameters
-    ----------
-    gauge : object
-        A user gauge.
-    xi : ndarray
-        ``(n,)`` positions.
-    d : int
-        The dimension of the tokens.
-
-    Returns
-    -------
-    ndarray
-        ``(n, d, d)`` float64.
-
-    Raises
-    ------
-    ValueError
-        Naming the gauge, if the output has the wrong shape, is not finite, or is not
-        orthogonal within ``ORTHO_TOL``.
+    An ``(n, d, d)`` float64 ndarray, ``d`` the dimension of the tokens; a ValueError names the
+    gauge if the output has the wrong shape, is not finite, or is not orthogonal within
+    ``ORTHO_TOL``.
     """
     n = xi.shape[0]
-    try:
-        g = np.asarray(gauge.matrices(xi), dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"gauge {gauge!r}: matrices(xi) did not give an array of numbers: "
-                         f"{exc}") from None
-    if g.shape != (n, d, d):
-        raise ValueError(f"gauge {gauge!r}: matrices(xi) must have shape ({n}, {d}, {d}) for "
-                         f"{n} tokens in d = {d}, got {g.shape}")
-    if not np.all(np.isfinite(g)):
-        raise ValueError(f"gauge {gauge!r}: matrices(xi) must be finite")
+    g = user_output(gauge, "gauge", "matrices", xi, (n, d, d), f"{n} tokens in d = {d}")
     if n:
         err = float(np.max(np.abs(np.einsum("nji,njl->nil", g, g) - np.eye(d))))
         if err > ORTHO_TOL:
@@ -577,33 +355,13 @@ def user_matrices(gauge, xi, d):
 
 
 def gauge_from_params(p):
-    """The built-in gauge described by ``p`` (the output of its ``params()``).
+    """The built-in gauge, IdentityGauge, RopeGauge or FrameGauge, described by ``p`` (the output of its ``params()``).
 
-    Parameters
-    ----------
-    p : dict
-        ``{"kind": "identity" | "rope" | "frames", ...}``.
-
-    Returns
-    -------
-    IdentityGauge, RopeGauge or FrameGauge
-
-    Raises
-    ------
-    TypeError, ValueError
-        If the kind is unknown or a key is missing or extra.
+    ``p = {"kind": "identity" | "rope" | "frames", ...}``; :func:`~usaav_edu.models._part.params_kind` refuses an
+    unknown kind and a missing or extra key (TypeError, ValueError).
     """
-    if not isinstance(p, dict):
-        raise TypeError(f"the gauge parameters must be a dict with a 'kind', got "
-                        f"{type(p).__name__} {v.shown(p)}")
-    kind = p.get("kind")
     keys = {"identity": {"d"}, "rope": {"omegas", "d"}, "frames": {"frames"}}
-    if kind not in keys:
-        raise ValueError(f"params['gauge']['kind'] must be one of {sorted(keys)}, got {kind!r}")
-    rest = set(p) - {"kind"}
-    if rest != keys[kind]:
-        raise ValueError(f"params['gauge'] of kind {kind!r} must have the keys "
-                         f"{sorted(keys[kind])}, got {sorted(rest)}")
+    kind = params_kind(p, "gauge", keys)
     if kind == "identity":
         return IdentityGauge(p["d"])
     if kind == "rope":

@@ -5,35 +5,25 @@
 * :class:`LinearProfile`: ``phi(s) = s``.
 
 The kernel needs ``phi'``, which is ``e^{beta s}`` or 1, so the profiles are a
-closed set (the Numba kernel computes ``phi'`` itself).
+closed set (the Numba kernel computes ``phi'`` itself).  ``phi`` and ``dphi`` take the inner
+products ``s = <y_i, y_j>`` (array_like) and give an ndarray of their shape.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from .. import _validate as v
+from ._part import params_kind
 
 BETA_MAX = 700.0  # e^beta overflows a double near beta = 709.8
 BETA_MIN = 1e-300  # a positive beta below this makes phi = e^{beta s} / beta overflow
 
 
 def check_beta(beta):
-    """``beta`` as a float in ``{0} U [BETA_MIN, BETA_MAX]``.
+    """The inverse temperature ``beta`` as a float in ``{0} U [BETA_MIN, BETA_MAX]``.
 
-    Parameters
-    ----------
-    beta : float
-        The inverse temperature.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``beta`` is not a real number in that range.
+    A TypeError or ValueError, naming ``beta``, if it is not a real number in that range.
     """
     beta = v.real_scalar("beta", beta, minimum=0.0, maximum=BETA_MAX)
     if 0.0 < beta < BETA_MIN:
@@ -42,8 +32,39 @@ def check_beta(beta):
     return beta
 
 
+class _ProfileBase:
+    """What the two profiles share: ``phi``, ``phi'`` and ``params``, from ``beta`` and ``linear``.
+
+    The linear profile is the attention profile's limit at ``beta = 0``, so one formula serves.
+    """
+
+    def phi(self, s):
+        """``phi(s) = e^{beta s} / beta``, or ``s`` itself where the profile is linear."""
+        s = np.asarray(s, dtype=np.float64)
+        if self.linear:
+            return s.copy()
+        return np.exp(self.beta * s) / self.beta
+
+    def dphi(self, s):
+        """``phi'(s) = e^{beta s}``, or 1 where the profile is linear."""
+        s = np.asarray(s, dtype=np.float64)
+        if self.linear:
+            return np.ones_like(s)
+        return np.exp(self.beta * s)
+
+    def params(self):
+        """The JSON description read back by :func:`~usaav_edu.models.profiles.profile_from_params`.
+
+        Returns
+        -------
+        dict
+            ``{"kind": ..., its parameters}``, JSON-serializable.
+        """
+        return {"kind": self.kind, **{f.name: getattr(self, f.name) for f in fields(self)}}
+
+
 @dataclass(frozen=True)
-class ExpProfile:
+class ExpProfile(_ProfileBase):
     """The attention profile ``phi(s) = e^{beta s} / beta``.
 
     Parameters
@@ -68,96 +89,14 @@ class ExpProfile:
         """True at ``beta = 0``, where ``phi'`` is constant."""
         return self.beta == 0.0
 
-    def phi(self, s):
-        """``phi(s)`` (``s`` itself at ``beta = 0``).
-
-        Parameters
-        ----------
-        s : array_like
-            Inner products ``<y_i, y_j>``.
-
-        Returns
-        -------
-        ndarray
-        """
-        s = np.asarray(s, dtype=np.float64)
-        if self.linear:
-            return s.copy()
-        return np.exp(self.beta * s) / self.beta
-
-    def dphi(self, s):
-        """``phi'(s) = e^{beta s}``.
-
-        Parameters
-        ----------
-        s : array_like
-            Inner products ``<y_i, y_j>``.
-
-        Returns
-        -------
-        ndarray
-        """
-        s = np.asarray(s, dtype=np.float64)
-        if self.linear:
-            return np.ones_like(s)
-        return np.exp(self.beta * s)
-
-    def params(self):
-        """The JSON description read back by :func:`~usaav_edu.models.profiles.profile_from_params`.
-
-        Returns
-        -------
-        dict
-            ``{"kind": ..., its parameters}``, JSON-serializable.
-        """
-        return {"kind": self.kind, "beta": self.beta}
-
 
 @dataclass(frozen=True)
-class LinearProfile:
+class LinearProfile(_ProfileBase):
     """The linear profile ``phi(s) = s`` (``beta`` reads 0, its place in the attention family)."""
 
     kind = "linear"
     linear = True
     beta = 0.0
-
-    def phi(self, s):
-        """``phi(s) = s``.
-
-        Parameters
-        ----------
-        s : array_like
-            Inner products ``<y_i, y_j>``.
-
-        Returns
-        -------
-        ndarray
-        """
-        return np.array(s, dtype=np.float64)
-
-    def dphi(self, s):
-        """``phi'(s) = 1``.
-
-        Parameters
-        ----------
-        s : array_like
-            Inner products ``<y_i, y_j>``.
-
-        Returns
-        -------
-        ndarray
-        """
-        return np.ones_like(np.asarray(s, dtype=np.float64))
-
-    def params(self):
-        """The JSON description read back by :func:`~usaav_edu.models.profiles.profile_from_params`.
-
-        Returns
-        -------
-        dict
-            ``{"kind": ..., its parameters}``, JSON-serializable.
-        """
-        return {"kind": self.kind}
 
 
 def check_profile(profile):
@@ -182,31 +121,11 @@ def check_profile(profile):
 
 
 def profile_from_params(p):
-    """The profile described by ``p`` (the output of its ``params()``).
+    """The profile, ExpProfile or LinearProfile, described by ``p`` (the output of its ``params()``).
 
-    Parameters
-    ----------
-    p : dict
-        ``{"kind": "exp", "beta": ...}`` or ``{"kind": "linear"}``.
-
-    Returns
-    -------
-    ExpProfile or LinearProfile
-
-    Raises
-    ------
-    ValueError
-        If the kind is unknown or a key is missing or extra.
+    ``p = {"kind": "exp", "beta": ...}`` or ``{"kind": "linear"}``;
+    :func:`~usaav_edu.models._part.params_kind` refuses an unknown kind and a missing or extra
+    key (TypeError, ValueError).
     """
-    if not isinstance(p, dict):
-        raise TypeError(f"the profile parameters must be a dict with a 'kind', got "
-                        f"{type(p).__name__} {v.shown(p)}")
-    kind = p.get("kind")
-    keys = {"exp": {"beta"}, "linear": set()}
-    if kind not in keys:
-        raise ValueError(f"params['profile']['kind'] must be one of {sorted(keys)}, got {kind!r}")
-    rest = set(p) - {"kind"}
-    if rest != keys[kind]:
-        raise ValueError(f"params['profile'] of kind {kind!r} must have the keys "
-                         f"{sorted(keys[kind])}, got {sorted(rest)}")
+    kind = params_kind(p, "profile", {"exp": {"beta"}, "linear": set()})
     return ExpProfile(p["beta"]) if kind == "exp" else LinearProfile()

@@ -178,31 +178,13 @@ class SummationPlan:
         return direct_field(self.kernel)
 
     def gauge_energy(self, yt):
-        """``E_h`` of the ``(d, n)`` gauge coordinates ``yt``.
-
-        Parameters
-        ----------
-        yt : ndarray
-
-        Returns
-        -------
-        float
-        """
+        """``E_h``, a float, of the ``(d, n)`` gauge coordinates ``yt``."""
         if self.is_fast:
             return float(self.fast.energy(yt))
         return float(energy_gauge(yt, self.kernel.params))
 
     def energy(self, state):
-        """``E_h`` of the stepper's ``(d, n)`` state (``y``, or ``x`` for the unrotated variant).
-
-        Parameters
-        ----------
-        state : ndarray
-
-        Returns
-        -------
-        float
-        """
+        """``E_h``, a float, of the stepper's ``(d, n)`` state (``y``, or ``x`` unrotated)."""
         if not self.source.model.rotate_values:
             state = np.ascontiguousarray(self.kernel.to_gauge(state.T).T)
         return self.gauge_energy(state)
