@@ -334,7 +334,7 @@ def user_matrix(bias, xi):
 def bias_from_params(p):
     """The built-in bias, NoBias, DistanceBias or CosineBias, described by ``p`` (the output of its ``params()``).
 
-    ``p = {"kind": "none" | "distance" | "cosine", ...}``; :func:`~usaav_edu.models._part.params_kind` refuses an
+    ``p = {"kind": "none" | "distance" | "cosine", ...}``; the shared key check refuses an
     unknown kind and a missing or extra key (TypeError, ValueError).
     """
     keys = {"none": set(), "distance": {"lam"}, "cosine": {"omega"}}

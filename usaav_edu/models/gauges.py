@@ -357,7 +357,7 @@ def user_matrices(gauge, xi, d):
 def gauge_from_params(p):
     """The built-in gauge, IdentityGauge, RopeGauge or FrameGauge, described by ``p`` (the output of its ``params()``).
 
-    ``p = {"kind": "identity" | "rope" | "frames", ...}``; :func:`~usaav_edu.models._part.params_kind` refuses an
+    ``p = {"kind": "identity" | "rope" | "frames", ...}``; the shared key check refuses an
     unknown kind and a missing or extra key (TypeError, ValueError).
     """
     keys = {"identity": {"d"}, "rope": {"omegas", "d"}, "frames": {"frames"}}

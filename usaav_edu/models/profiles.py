@@ -124,7 +124,7 @@ def profile_from_params(p):
     """The profile, ExpProfile or LinearProfile, described by ``p`` (the output of its ``params()``).
 
     ``p = {"kind": "exp", "beta": ...}`` or ``{"kind": "linear"}``;
-    :func:`~usaav_edu.models._part.params_kind` refuses an unknown kind and a missing or extra
+    the shared key check refuses an unknown kind and a missing or extra
     key (TypeError, ValueError).
     """
     kind = params_kind(p, "profile", {"exp": {"beta"}, "linear": set()})
