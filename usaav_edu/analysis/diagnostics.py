@@ -96,9 +96,11 @@ def diameter(x):
     --------
     >>> import numpy as np
     >>> import usaav_edu as ue
-    >>> ue.diagnostics.diameter(np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]]))
+    >>> x = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]])
+    >>> ue.diagnostics.diameter(x)
     2.0
-    >>> round(ue.diagnostics.diameter(ue.sphere.uniform(100, 3, seed=0)), 3)
+    >>> x = ue.sphere.uniform(100, 3, seed=0)
+    >>> round(ue.diagnostics.diameter(x), 3)
     1.999
     """
     x = v.points_on_sphere("x", x)
@@ -183,7 +185,8 @@ def clusters(x, cluster_tol=1e-3):
     --------
     >>> import numpy as np
     >>> import usaav_edu as ue
-    >>> x = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1e-4, 0.0], [0.0, 1.0, 1e-4]])
+    >>> x = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0],
+    ...               [1.0, 1e-4, 0.0], [0.0, 1.0, 1e-4]])
     >>> x /= np.linalg.norm(x, axis=1, keepdims=True)
     >>> ue.diagnostics.clusters(x, cluster_tol=1e-3).tolist()
     [0, 1, 0, 1]
@@ -375,9 +378,16 @@ def summary(traj, cluster_tol=1e-3):
     --------
     >>> import usaav_edu as ue
     >>> model, x0, xi = ue.experiments.setup("usa", n=32, seed=0)
-    >>> s = ue.diagnostics.summary(ue.simulate(model, x0, xi, t_max=10.0, n_frames=2))
-    >>> sorted(s)
-    ['clusters', 'dirac_distance', 'energy', 'energy_bound', 'orbit_residual', 'spread']
+    >>> traj = ue.simulate(model, x0, xi, t_max=10.0, n_frames=2)
+    >>> s = ue.diagnostics.summary(traj)
+    >>> for key in sorted(s):
+    ...     print(key)
+    clusters
+    dirac_distance
+    energy
+    energy_bound
+    orbit_residual
+    spread
     >>> s["clusters"], round(s["energy"], 4), round(s["energy_bound"], 4)
     (1, 1.3591, 1.3591)
     """

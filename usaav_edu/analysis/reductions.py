@@ -8,7 +8,7 @@ Small pure functions that the first chapters put beside full simulations:
   .. math::
 
       \text{USA:}\quad \dot r = \frac{2}{n}\, e^{\beta r} (1 - r) \big((n - 1) r + 1\big),
-      \qquad
+
       \text{SA:}\quad \dot r = \frac{2\, e^{\beta r} (1 - r) \big((n - 1) r + 1\big)}
       {e^\beta + (n - 1)\, e^{\beta r}},
 

@@ -7,7 +7,8 @@ chapter on the mean-field limit; arXiv:2605.30229).  On the circle, with a token
 
 .. math::
 
-    \partial_t f + \partial_\theta (f\, w[f]) = 0, \qquad
+    \partial_t f + \partial_\theta (f\, w[f]) = 0,
+
     w[f](\theta) = \int \varphi'(\cos(s - \theta)) \sin(s - \theta) f(s)\, ds
                  = \partial_\theta (\Phi * f)(\theta),
 
@@ -30,7 +31,8 @@ conditional densities :math:`g_l(\psi) = f_l(\psi - \omega \xi_l)` obey
 
 .. math::
 
-    \partial_t g_l + \partial_\psi (g_l w_l) = 0, \qquad
+    \partial_t g_l + \partial_\psi (g_l w_l) = 0,
+
     w_l(\psi) = \sum_j \rho_j\, b(\xi_l, \xi_j)
                 \int \varphi'(\cos(s - \psi)) \sin(s - \psi)\, g_j(s)\, ds,
 
@@ -857,7 +859,8 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
 
     .. math::
 
-        \partial_t f_l + \partial_\theta (f_l w_l) = 0, \qquad
+        \partial_t f_l + \partial_\theta (f_l w_l) = 0,
+
         w_l(\theta) = \sum_j \rho_j\, b(\xi_l, \xi_j)
                       \int \varphi'(\cos(s - \psi)) \sin(s - \psi)\, g_j(s)\, ds,
 
@@ -940,10 +943,11 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
     >>> import usaav_edu as ue
     >>> theta = ue.meanfield.grid(64)
     >>> f0 = (1.0 + 0.5 * np.cos(theta)) / (2.0 * np.pi)
-    >>> run = ue.meanfield.solve(ue.models.usa(beta=1.0), f0, 1.0, n_frames=3)
+    >>> model = ue.models.usa(beta=1.0)
+    >>> run = ue.meanfield.solve(model, f0, 1.0, n_frames=3)
     >>> run.status.name, run.t.tolist(), run.f.shape
     ('COMPLETED', [0.0, 0.5, 1.0], (3, 64))
-    >>> run.energy.round(4).tolist()  # it rises: the density concentrates
+    >>> run.energy.round(4).tolist()  # it rises: f concentrates
     [0.6684, 0.6951, 0.7417]
     """
     s = _settings(model, f0, t_max, xi, rho, n_frames, rtol, atol, max_steps, method, on_failure,
@@ -1152,7 +1156,8 @@ def sample(f, n, how="random", seed=None):
 
     .. math::
 
-        \theta_i = F^{-1}(u_i), \qquad
+        \theta_i = F^{-1}(u_i),
+
         u_i \sim U(0, 1) \ (\texttt{"random"}) \quad \text{or} \quad
         u_i = (i + 1/2) / n \ (\texttt{"quantile"}),
 

@@ -233,12 +233,13 @@ def setup(name, n=64, d=3, beta=1.0, omega=1.0, n_prompts=4, lam=1.0, seed=0):
     Examples
     --------
     >>> import usaav_edu as ue
-    >>> model, x0, xi = ue.experiments.setup("rope", n=16, beta=2.0, seed=0)
+    >>> setup = ue.experiments.setup
+    >>> model, x0, xi = setup("rope", n=16, beta=2.0, seed=0)
     >>> model.name, model.beta, x0.shape, xi.shape
     ('rope', 2.0, (16, 3), (16,))
     >>> round(float(xi[1]), 4)  # 2 pi / 16
     0.3927
-    >>> ue.experiments.setup("prefix_gauge", n=6, n_prompts=3)[2].tolist()
+    >>> setup("prefix_gauge", n=6, n_prompts=3)[2].tolist()
     [0, 1, 2, 0, 1, 2]
     """
     e = get(name)

@@ -287,14 +287,17 @@ class Trajectory:
         >>> import numpy as np
         >>> import usaav_edu as ue
         >>> x0 = ue.sphere.uniform(8, 3, seed=0)
-        >>> traj = ue.simulate(ue.models.rope(beta=1.0), x0, xi=np.arange(8.0), t_max=1.0,
+        >>> model = ue.models.rope(beta=1.0)
+        >>> traj = ue.simulate(model, x0, xi=np.arange(8.0), t_max=1.0,
         ...                    n_frames=3)
         >>> with tempfile.TemporaryDirectory() as folder:
         ...     path = os.path.join(folder, "run.npz")
         ...     traj.save(path)
         ...     back = ue.Trajectory.load(path)
-        >>> back.model.gauge, back.x.shape, bool((back.x == traj.x).all())
-        (RopeGauge(omegas=(1.0,), d=3), (3, 8, 3), True)
+        >>> back.model.gauge, back.x.shape
+        (RopeGauge(omegas=(1.0,), d=3), (3, 8, 3))
+        >>> bool((back.x == traj.x).all())
+        True
         """
         arrays = _savable(self)
         target = check_target(path, nbytes=sum(a.nbytes for a in arrays.values()) + (1 << 16))

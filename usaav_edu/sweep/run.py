@@ -1108,8 +1108,8 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
     >>> from distributed import Client
     >>> with Client(processes=False, n_workers=1, threads_per_worker=1,
     ...             dashboard_address=None) as client:
-    ...     ds = ue.sweep("usa", {"beta": [0.5, 1.0]}, t_max=10.0, n=16, client=client,
-    ...                   progress=False)
+    ...     ds = ue.sweep("usa", {"beta": [0.5, 1.0]}, t_max=10.0,
+    ...                   n=16, client=client, progress=False)
     >>> dict(ds.sizes), ds.beta.values.tolist()
     ({'beta': 2}, [0.5, 1.0])
     >>> ds.clusters.values.tolist(), ds.error.values.tolist()

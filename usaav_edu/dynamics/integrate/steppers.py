@@ -376,7 +376,7 @@ class FixedStepper:
 
             k_s = f(y + h sum_{m<s} a_sm k_m),     s = 1 .. S
             y  <- y + h sum_s b_s k_s
-            y  <- R(y)        (on spheres: y_i <- y_i / |y_i| for every mobile token i)
+            y  <- R(y)        (on spheres: y_i <- y_i / |y_i|, mobile i)
 
         Parameters
         ----------
