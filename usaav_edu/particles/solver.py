@@ -726,8 +726,8 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     p = _rates(model, kernel.facts)
     budget = _budget(p, s, kernel)
     plan = _plan(kernel, p, s, budget, summation, reason, tol)
-    run = _frames(plan.kernel, p, s, budget, plan)
-    return _result(plan.kernel, s, budget.times, plan, run)
+    run = _frames(plan.sums.kernel, p, s, budget, plan)
+    return _result(plan.sums.kernel, s, budget.times, plan, run)
 
 
 ON_FAILURE = ("raise", "return")
@@ -836,13 +836,9 @@ def _budget(p, s, kernel):
 
 
 class _Plan(NamedTuple):
-    """How a run sums its velocity and energies, and how far its checks must allow for that."""
+    """The run's summation plan and how far the energy identity must allow for fast summation."""
 
-    kernel: object
-    summation: SummationPlan
-    field: object
-    energy_of: object
-    slack: float
+    sums: SummationPlan
     speed_slack: float
 
 
@@ -855,7 +851,7 @@ def _plan(kernel, p, s, budget, summation, reason, tol):
     plan = summation_plan(kernel, summation, reason, tol)
     _check_work(plan, s.n_frames, s.method, budget.steps, s.max_seconds)
     speed_slack = 0.0 if not plan.is_fast else _speed_slack(p, plan.error_bound)
-    return _Plan(plan.kernel, plan, plan.field, plan.energy, plan.energy_slack, speed_slack)
+    return _Plan(plan, speed_slack)
 
 
 class _Run(NamedTuple):
@@ -885,7 +881,7 @@ class _Frames:
         self.frames = np.empty((s.n_frames, kernel.n, kernel.d))
         self.energies = np.empty(s.n_frames)
         self.frames[0] = state.T
-        self.energies[0] = plan.energy_of(state)
+        self.energies[0] = plan.sums.energy(state)
         self.h = budget.h
         self.error, self.failed = None, None
 
@@ -917,7 +913,7 @@ def _frames(kernel, p, s, budget, plan):
         checked = _Frames(kernel, p, s, budget, plan, state, bar)
         control = integrators.Control(s.rtol, s.atol, budget.h_min, s.max_steps,
                                       bar.update if s.progress else None)
-        run = run_frames(state, budget.times, budget.h, stepper, plan.field, control, controller,
+        run = run_frames(state, budget.times, budget.h, stepper, plan.sums.field, control, controller,
                          checked.after_frame)
         if run.outcome is not integrators.Outcome.OK and checked.error is None:
             # the stepper's own outcome: _check_frame turns it into the run's IntegrationError
@@ -949,14 +945,14 @@ def _check_frame(kernel, p, s, budget, plan, res, h, state, frames, energies, f)
                                         max_steps=s.max_steps))
     h = res.h
     frames[f] = state.T
-    energies[f] = plan.energy_of(state)
+    energies[f] = plan.sums.energy(state)
     if model.rotate_values:
-        _check_energy(kernel, p, energies, times, f, s.method, h, s.rtol, s.atol, plan.slack)
+        _check_energy(kernel, p, energies, times, f, s.method, h, s.rtol, s.atol, plan.sums.energy_slack)
     # the energy identity holds for USA's gradient ascent in gauge coordinates (not for SA,
     # whose metric weighs each token by its partition function, nor the unrotated variant)
     if model.rotate_values and not p.sa:
         _check_identity(kernel, p, energies, times, f, s.method, h, s.rtol, s.atol,
-                        res.speed_integral / kernel.n, plan.slack, plan.speed_slack)
+                        res.speed_integral / kernel.n, plan.sums.energy_slack, plan.speed_slack)
     return h
 
 
@@ -977,8 +973,8 @@ def _result(kernel, s, times, plan, run):
                       rtol=s.rtol if adaptive else None, atol=s.atol if adaptive else None,
                       frozen=kernel.frozen, seed=s.seed, n_rhs=run.n_rhs,
                       steps_accepted=run.accepted, steps_rejected=run.rejected,
-                      version=__version__, summation=plan.summation.summation,
-                      degree=plan.summation.degree, error_bound=plan.summation.error_bound,
+                      version=__version__, summation=plan.sums.summation,
+                      degree=plan.sums.degree, error_bound=plan.sums.error_bound,
                       status=run.status, message=run.message)
 
 
