@@ -205,6 +205,7 @@ BAD_METADATA = {
     "metadata key missing": (lambda m: m.pop("seed"), "seed"),
     "status unknown": (lambda m: m.update(status="DONE"), "status must be one of"),
     "status is lower case": (lambda m: m.update(status="completed"), "status must be one of"),
+    "status of a density run": (lambda m: m.update(status="UNRESOLVED"), "status must be one of"),
     "message is a number": (lambda m: m.update(message=1), "message must be a string"),
 }
 
@@ -438,6 +439,18 @@ def test_status_and_message_are_saved_and_loaded(tmp_path):
     back = ue.Trajectory.load(tmp_path / "run.npz")
     assert back.status is ue.particles.Status.MAX_STEPS and back.message == run.message
     assert "max_steps = 20" in back.message and np.array_equal(back.x, run.x)
+
+
+def test_particles_and_densities_share_one_status():
+    """One enum of outcomes: a particle run ends with three of its members, a density run with
+    COMPLETED or UNRESOLVED, and both read the same COMPLETED."""
+    assert ue.particles.Status is ue.meanfield.Status
+    assert [s.name for s in ue.meanfield.Status] == ["COMPLETED", "MAX_STEPS", "FAILED",
+                                                     "UNRESOLVED"]
+    traj = ue.simulate(ue.models.usa(1.0), ue.sphere.uniform(4, 3, seed=1), t_max=0.5,
+                       n_frames=3)
+    dens = ue.meanfield.solve(ue.models.usa(1.0), np.ones(32) / (2 * np.pi), 0.5, n_frames=3)
+    assert traj.status is dens.status is ue.meanfield.Status.COMPLETED
 
 
 def test_a_file_written_before_the_status_loads_as_completed(tmp_path, rope_traj):

@@ -94,7 +94,6 @@ J. P. Boyd, *Chebyshev and Fourier Spectral Methods*, 2nd ed., Dover (2001), cha
 import math
 import warnings
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import NamedTuple
 
 import numpy as np
@@ -103,6 +102,7 @@ from .. import _validate as v
 from ..dynamics.fastsum.expansions import scaled_bessel_i
 from ..dynamics.integrate import EPS, Control, Controller, Outcome, Workspace, run_frames
 from ..dynamics.integrate import METHODS as _STEPPERS
+from ..dynamics.integrate.loop import Status
 from ..errors import IntegrationError, UnresolvedError
 from ..models.model import Model, require_model
 
@@ -142,19 +142,6 @@ STEPPERS = {name: _STEPPERS[name] for name in METHODS}
 ON_FAILURE = ("raise", "return")
 HOW = ("random", "quantile")
 METRICS = ("w1", "ks", "kuiper")
-
-
-class Status(Enum):
-    """How a :func:`solve` call ended; ``status.message`` says what it means."""
-
-    COMPLETED = "the density was integrated to t_max and stayed resolved"
-    UNRESOLVED = ("the density sharpened beyond what the grid resolves (collapse): the frames end "
-                  "before t_max")
-
-    @property
-    def message(self):
-        """The meaning of the status, one sentence."""
-        return self.value
 
 
 # ---------------------------------------------------------------------- checks

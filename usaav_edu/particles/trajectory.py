@@ -5,7 +5,7 @@ A :class:`Trajectory` holds three groups, each also readable as one record: its 
 tokens), its step statistics (``traj.stats``: the steps accepted and rejected, the velocity
 evaluations and the RK4 step) and its provenance (``traj.provenance``: the model, the method
 and its tolerances, the summation, the seed and the version); and how the run ended, its
-``status`` (:class:`~usaav_edu.particles.trajectory.Status`) and ``message``.
+``status`` (:class:`~usaav_edu.dynamics.integrate.loop.Status`) and ``message``.
 """
 
 import contextlib
@@ -18,13 +18,13 @@ import warnings
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import NamedTuple
 
 import numpy as np
 from numpy.lib import format as npformat
 
 from .. import _validate as v
+from ..dynamics.integrate.loop import Status
 from ..models.model import Model
 
 MAX_BYTES = 2**30  # default cap of ``load`` on the decompressed size of a file's arrays (1 GiB)
@@ -44,27 +44,10 @@ TEMP_PREFIX = ".tmp-"
 TEMP_NAME_LENGTH = len(TEMP_PREFIX) + 8
 """``save`` writes to ``.tmp-XXXXXXXX`` (eight random characters) beside the target, whatever
 the target's name, so a name the folder accepts never makes the temporary name too long."""
+PARTICLE_STATUSES = ("COMPLETED", "MAX_STEPS", "FAILED")
+"""The statuses a particle run can end with (``UNRESOLVED`` is the density solver's)."""
 NAME_MAX, PATH_MAX = 255, 4096
 """The limits assumed where ``os.pathconf`` cannot tell (POSIX systems' usual values)."""
-
-
-class Status(Enum):
-    """How a :func:`usaav_edu.simulate` call ended; ``status.message`` says what it means.
-
-    A run that does not complete raises :class:`usaav_edu.errors.IntegrationError`, or, with
-    ``on_failure="return"``, returns the frames computed so far with one of the other two.
-    """
-
-    COMPLETED = "the run reached t_max"
-    MAX_STEPS = ("the adaptive stepper used all max_steps steps before t_max: the frames end "
-                 "before t_max")
-    FAILED = ("the integration failed (a state that is not finite, a step size that underflowed "
-              "or an energy that fell): the frames end before t_max")
-
-    @property
-    def message(self):
-        """The meaning of the status, one sentence."""
-        return self.value
 
 
 class Data(NamedTuple):
@@ -151,7 +134,7 @@ class Trajectory:
         ``max_i |v_hat_i - v_i| / max_i m_i`` with the row mass ``m_i`` (the FastKernel's
         ``bound``; None for direct summation, exact to rounding).
     status
-        How the run ended (:class:`~usaav_edu.particles.trajectory.Status`): ``Status.COMPLETED`` (also every file written
+        How the run ended (:class:`~usaav_edu.dynamics.integrate.loop.Status`): ``Status.COMPLETED`` (also every file written
         before the status was recorded), ``Status.MAX_STEPS`` or ``Status.FAILED`` (returned
         by ``simulate(..., on_failure="return")``).
     message
@@ -753,8 +736,8 @@ def _status(meta):
     name = meta.get("status")
     if name is None:
         name = Status.COMPLETED.name
-    if name not in Status.__members__:
-        raise _Invalid(f"metadata: status must be one of {list(Status.__members__)}, got "
+    if name not in PARTICLE_STATUSES:
+        raise _Invalid(f"metadata: status must be one of {list(PARTICLE_STATUSES)}, got "
                        f"{v.shown(name)}")
     status = meta["status"] = Status[name]
     message = meta.get("message")

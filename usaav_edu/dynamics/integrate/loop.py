@@ -8,11 +8,37 @@ with ``Outcome.OK`` and returns what happened as a :class:`FrameRun`; what a fai
 (raise, or return the frames so far) is the caller's decision.
 """
 
+from enum import Enum
 from typing import NamedTuple
 
 from .steppers import Outcome, Workspace
 
-__all__ = ["FrameRun", "run_frames"]
+__all__ = ["FrameRun", "Status", "run_frames"]
+
+
+class Status(Enum):
+    """How a run of :func:`usaav_edu.simulate` or :func:`usaav_edu.meanfield.solve` ended (the
+    :class:`~usaav_edu.Trajectory`'s or the density trajectory's ``status``);
+    ``status.message`` says what it means.
+
+    A run that does not complete raises (an :class:`usaav_edu.errors.IntegrationError`, or for
+    a density an :class:`usaav_edu.errors.UnresolvedError`), or, with ``on_failure="return"``,
+    returns the frames computed so far with one of the other statuses: ``MAX_STEPS`` and
+    ``FAILED`` come from either solver, ``UNRESOLVED`` from the density solver only.
+    """
+
+    COMPLETED = "the run reached t_max"
+    MAX_STEPS = ("the adaptive stepper used all max_steps steps before t_max: the frames end "
+                 "before t_max")
+    FAILED = ("the integration failed (a state that is not finite, a step size that underflowed "
+              "or an energy that fell): the frames end before t_max")
+    UNRESOLVED = ("the density sharpened beyond what the grid resolves (collapse): the frames end "
+                  "before t_max")
+
+    @property
+    def message(self):
+        """The meaning of the status, one sentence."""
+        return self.value
 
 
 class FrameRun(NamedTuple):
