@@ -139,24 +139,8 @@ def _parser():
     s.add_argument("--prompts", type=_count, default=None,
                    help="number of prompts, >= 1 (prefix_gauge; default 4)")
     s.add_argument("--lam", type=float, default=None, help="decay of the distance bias, >= 0 (default 1)")
-    s.add_argument("--t-max", type=float, default=None, help="final time, > 0 (default 20)")
-    s.add_argument("--dt", type=float, default=None, help="RK4 step, > 0 (default: from beta)")
-    s.add_argument("--method", choices=("rk4", "dopri5"), default="rk4")
-    s.add_argument("--rtol", type=float, default=None, help="dopri5 relative tolerance, > 0 (default 1e-8)")
-    s.add_argument("--atol", type=float, default=None, help="dopri5 absolute tolerance, > 0 (default 1e-10)")
-    s.add_argument("--n-frames", type=_count, default=None,
-                   help="number of stored frames, >= 2 (default 101)")
-    s.add_argument("--max-steps", type=_count, default=None,
-                   help="refuse runs estimated to take more steps than this, >= 1 (default: simulate's cap)")
     s.add_argument("--seed", type=_count, default=0, help="seed of the uniform initial state, >= 0")
-    s.add_argument("--summation", choices=SUMMATIONS, default="auto",
-                   help="how the velocity is summed: direct (n^2 pairs), fast (expansion, "
-                        "linear in n) or auto (the one estimated faster; default)")
-    s.add_argument("--summation-tol", type=float, default=None,
-                   help="relative error bound of fast summation, in (0, 1) (default 1e-10)")
-    s.add_argument("--cluster-tol", type=float, default=None,
-                   help="cluster tolerance for the summary, > 0 (default 1e-3)")
-    _deprecated_flags(s)
+    _run_flags(s)
     s.add_argument("--out", default=None, help="output file, written to exactly this path (an .npz archive)")
     b = sub.add_parser("bench", help="print right-hand-side throughput (pair interactions per second)")
     b.add_argument("--n", type=_count, nargs="+", default=[256, 1024])
@@ -166,6 +150,57 @@ def _parser():
     b.add_argument("--no-fast", action="store_true", help="leave out the fast summation table")
     _sweep_parser(sub)
     return p
+
+
+def _run_flags(parser, every=""):
+    """The flags of a run that ``simulate`` and ``sweep`` share: time, stepper, tolerances,
+    frames, the step cap, the summation and the cluster tolerance (and the old spellings)."""
+    parser.add_argument("--t-max", type=float, default=None,
+                        help=f"final time{every}, > 0 (default 20)")
+    parser.add_argument("--method", choices=("rk4", "dopri5"), default="rk4")
+    parser.add_argument("--dt", type=float, default=None, help="RK4 step, > 0 (default: from beta)")
+    parser.add_argument("--rtol", type=float, default=None,
+                        help="dopri5 relative tolerance, > 0 (default 1e-8)")
+    parser.add_argument("--atol", type=float, default=None,
+                        help="dopri5 absolute tolerance, > 0 (default 1e-10)")
+    parser.add_argument("--n-frames", type=_count, default=None,
+                        help=f"number of stored frames{every}, >= 2 (default 101)")
+    parser.add_argument("--max-steps", type=_count, default=None,
+                        help="refuse runs estimated to take more steps than this, >= 1 "
+                             "(default: simulate's cap)")
+    parser.add_argument("--summation", choices=SUMMATIONS, default="auto",
+                        help="how the velocity is summed: direct (n^2 pairs), fast (expansion, "
+                             "linear in n) or auto (the one estimated faster; default)")
+    parser.add_argument("--summation-tol", type=float, default=None,
+                        help="relative error bound of fast summation, in (0, 1) (default 1e-10)")
+    parser.add_argument("--cluster-tol", type=float, default=None,
+                        help="cluster tolerance of the summary, > 0 (default 1e-3)")
+    _deprecated_flags(parser)
+
+
+def _run_options(a):
+    """The keywords of :func:`usaav_edu.simulate` (and ``cluster_tol``) from the flags that
+    :func:`_run_flags` adds, each checked; the old spellings resolved first."""
+    resolve_deprecated_flags(a)
+    options = {"t_max": v.real_scalar("--t-max", a.t_max, minimum=0.0, strict=True),
+               "n_frames": v.integer("--n-frames", a.n_frames, minimum=2), "method": a.method}
+    if a.max_steps is not None:
+        options["max_steps"] = v.integer("--max-steps", a.max_steps, minimum=1)
+    if a.dt is not None:
+        options["dt"] = v.real_scalar("--dt", a.dt, minimum=0.0, strict=True)
+    for flag in ("rtol", "atol"):
+        value = getattr(a, flag)
+        if value is None:
+            continue
+        if a.method != "dopri5":
+            raise ValueError(f"--{flag} applies to --method dopri5 only (the method is {a.method})")
+        options[flag] = v.real_scalar(f"--{flag}", value, minimum=0.0, strict=True)
+    options["summation"] = v.choice("--summation", a.summation, SUMMATIONS)
+    if a.summation_tol is not None:
+        options["summation_tol"] = _summation_tol(a)
+    options["cluster_tol"] = v.real_scalar("--cluster-tol", a.cluster_tol, minimum=0.0,
+                                           strict=True)
+    return options
 
 
 DEPRECATED_FLAGS = {"--tau": "--t-max", "--frames": "--n-frames", "--tol": "--cluster-tol"}
@@ -264,24 +299,8 @@ def simulate_settings(a):
         else:
             value = v.real_scalar(f"--{flag}", value)
         setup[key] = value
-    resolve_deprecated_flags(a)
-    solver = {"t_max": v.real_scalar("--t-max", a.t_max, minimum=0.0, strict=True),
-              "n_frames": v.integer("--n-frames", a.n_frames, minimum=2), "method": a.method}
-    if a.max_steps is not None:
-        solver["max_steps"] = v.integer("--max-steps", a.max_steps, minimum=1)
-    if a.dt is not None:
-        solver["dt"] = v.real_scalar("--dt", a.dt, minimum=0.0, strict=True)
-    for flag in ("rtol", "atol"):
-        value = getattr(a, flag)
-        if value is None:
-            continue
-        if a.method != "dopri5":
-            raise ValueError(f"--{flag} applies to --method dopri5 only (the method is {a.method})")
-        solver[flag] = v.real_scalar(f"--{flag}", value, minimum=0.0, strict=True)
-    solver["summation"] = v.choice("--summation", a.summation, SUMMATIONS)
-    if a.summation_tol is not None:
-        solver["summation_tol"] = _summation_tol(a)
-    v.real_scalar("--cluster-tol", a.cluster_tol, minimum=0.0, strict=True)
+    solver = _run_options(a)
+    del solver["cluster_tol"]  # read by the summary, not by simulate
     check_work(setup["n"], setup["d"], solver["n_frames"], setup.get("n_prompts"))
     out = None
     if a.out is not None:
@@ -494,20 +513,7 @@ def _sweep_parser(sub):
                    help="a keyword held fixed at every point, e.g. --set omega=2")
     w.add_argument("--n", type=int, default=None, help="number of tokens (default 64)")
     w.add_argument("--d", type=int, default=None, help="dimension (default 3)")
-    w.add_argument("--t-max", type=float, default=None, help="final time of every run, > 0 (default 20)")
-    w.add_argument("--method", choices=("rk4", "dopri5"), default="rk4")
-    w.add_argument("--dt", type=float, default=None, help="RK4 step, > 0 (default: from beta)")
-    w.add_argument("--rtol", type=float, default=None, help="dopri5 relative tolerance (1e-8)")
-    w.add_argument("--atol", type=float, default=None, help="dopri5 absolute tolerance (1e-10)")
-    w.add_argument("--n-frames", type=int, default=None, help="frames of every run, >= 2 (default 101)")
-    w.add_argument("--max-steps", type=int, default=None, help="refuse longer runs (default 1e6)")
-    w.add_argument("--summation", choices=SUMMATIONS, default="auto",
-                   help="how the velocity is summed: direct, fast or auto (default)")
-    w.add_argument("--summation-tol", type=float, default=None,
-                   help="relative error bound of fast summation, in (0, 1) (default 1e-10)")
-    w.add_argument("--cluster-tol", type=float, default=None,
-                   help="cluster tolerance, > 0 (default 1e-3)")
-    _deprecated_flags(w)
+    _run_flags(w, every=" of every run")
     w.add_argument("--store", default=None,
                    help="Zarr directory: finished points are kept; run again to resume")
     w.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -647,14 +653,7 @@ def sweep_settings(a):
             if key not in reads:
                 raise ValueError(f"{flag} {key}: the {e.name} experiment does not read {key} (it "
                                  f"reads {', '.join(sorted(reads))})")
-    resolve_deprecated_flags(a)
-    keywords = {"t_max": v.real_scalar("--t-max", a.t_max, minimum=0.0, strict=True),
-                "method": a.method, "n_frames": v.integer("--n-frames", a.n_frames, minimum=2),
-                "summation": v.choice("--summation", a.summation, SUMMATIONS),
-                "cluster_tol": v.real_scalar("--cluster-tol", a.cluster_tol, minimum=0.0,
-                                             strict=True), "fixed": fixed}
-    if a.summation_tol is not None:
-        keywords["summation_tol"] = _summation_tol(a)
+    keywords = {**_run_options(a), "fixed": fixed}
     for flag, key in (("n", "n"), ("d", "d")):
         value = getattr(a, flag)
         if value is not None:
@@ -662,17 +661,6 @@ def sweep_settings(a):
                 where = "--grid" if key in grid else "--set"
                 raise ValueError(f"--{flag} and {where} {key} both give {key}; give it once")
             keywords[key] = v.integer(f"--{flag}", value, minimum=1 if flag == "n" else 2)
-    if a.dt is not None:
-        keywords["dt"] = v.real_scalar("--dt", a.dt, minimum=0.0, strict=True)
-    if a.max_steps is not None:
-        keywords["max_steps"] = v.integer("--max-steps", a.max_steps, minimum=1)
-    for flag in ("rtol", "atol"):
-        value = getattr(a, flag)
-        if value is None:
-            continue
-        if a.method != "dopri5":
-            raise ValueError(f"--{flag} applies to --method dopri5 only (the method is {a.method})")
-        keywords[flag] = v.real_scalar(f"--{flag}", value, minimum=0.0, strict=True)
     if a.workers is not None:
         if a.scheduler is not None:
             raise ValueError("--workers sizes the local cluster; leave it out with --scheduler")
