@@ -54,6 +54,15 @@ def staircases(runs: dict, betas, seed):
     return fig
 
 
+def _against_beta(ax, ylabel: str, title: str):
+    """Label a plot against ``beta``: axis labels, legend, grid and a small title."""
+    ax.set_xlabel(r"$\beta$")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=10)
+
+
 def merge_times(merge: dict, n: int, d: int = 2):
     """Merging time of two clusters against ``beta`` on a log scale: particles (dots), the
     scalar reduction (line) and ``e^beta / (2 beta)`` (dashed).  ``merge`` maps ``beta`` to
@@ -63,11 +72,8 @@ def merge_times(merge: dict, n: int, d: int = 2):
     ax.semilogy(bs, [merge[b][0] for b in bs], "o", label="particles (SA)")
     ax.semilogy(bs, [merge[b][1] for b in bs], "-", label="scalar reduction")
     ax.semilogy(bs, np.exp(bs) / (2 * bs), "--", label=r"$e^\beta / 2\beta$")
-    ax.set_xlabel(r"$\beta$")
-    ax.set_ylabel(r"merging time $T$ (log scale)")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    ax.set_title(f"two clusters at a right angle, $n = {n}$, $d = {d}$", fontsize=10)
+    _against_beta(ax, r"merging time $T$ (log scale)",
+                  f"two clusters at a right angle, $n = {n}$, $d = {d}$")
     return fig
 
 
@@ -83,11 +89,8 @@ def lifetimes(betas, collapse, seeds, fit, fit_all, n: int, d: int = 2):
             label=rf"fit over $\beta = 3, \dots, 5$: slope {fit[0]:.2f}")
     ax.plot(betas, np.polyval(fit_all, betas), "k:",
             label=rf"fit over $\beta = {betas[0]:g}, \dots, {betas[-1]:g}$: slope {fit_all[0]:.2f}")
-    ax.set_xlabel(r"$\beta$")
-    ax.set_ylabel(r"$\log T_1$ ($T_1$: time to one cluster)")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    ax.set_title(f"SA, $n = {n}$, $d = {d}$, $x_0$ uniform, seeds {tuple(seeds)}", fontsize=10)
+    _against_beta(ax, r"$\log T_1$ ($T_1$: time to one cluster)",
+                  f"SA, $n = {n}$, $d = {d}$, $x_0$ uniform, seeds {tuple(seeds)}")
     return fig
 
 
@@ -108,9 +111,6 @@ def lifetimes_sweep(betas, t_one, median, low, high, fit, coverage: float, n: in
     ax.plot(betas, np.exp(np.polyval(fit, betas)), "k--",
             label=rf"fit over $\beta = 3, 4, 5$: slope {fit[0]:.2f}")
     ax.set_yscale("log")
-    ax.set_xlabel(r"$\beta$")
-    ax.set_ylabel(r"$T_1$ (log scale)")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    ax.set_title(f"SA, $n = {n}$, $d = {d}$, {n_seeds} seeds (grey: one seed)", fontsize=10)
+    _against_beta(ax, r"$T_1$ (log scale)",
+                  f"SA, $n = {n}$, $d = {d}$, {n_seeds} seeds (grey: one seed)")
     return fig

@@ -744,10 +744,7 @@ def read_store(store):
     the store's attributes), each finished point against the SHA-256 of its values.  A point
     that is not finished has NaN diagnostics, ``session`` 0 and the ``error`` "not finished".
 
-    Parameters
-    ----------
-    store : str or os.PathLike
-        The Zarr directory of a sweep.
+    ``store`` is the Zarr directory of a sweep (as for :func:`stored_points`).
 
     Returns
     -------

@@ -50,6 +50,9 @@ DENSITY_FIXED = 90_000
 DENSITY_PER_FRAME = 3_500
 #: CSS class of a DensityView's root (the browser checks find density views by it)
 DENSITY_CLASS = "usaav-density-view"
+#: why a DensityView does not take another trajectory
+_FIXED_TRAJECTORY = ("a DensityView draws the trajectory it was made with; "
+                     "make a new DensityView(trajectory)")
 #: colour ramp of the legend: number of stops
 LEGEND_STOPS = 9
 
@@ -62,28 +65,10 @@ def density_frames_for_budget(n_vertices: int, n_faces: int, n_frames: int,
     ``16 V + 4 * 3 F * s / 3`` bytes, with ``s`` = 2 or 4 bytes per index) and, per frame, the
     vertex colours (3 bytes per vertex, base64: ``4 V``) plus ``DENSITY_PER_FRAME`` bytes of
     widgets (the frame's mesh, geometry, attribute and keyframe track), besides
-    ``DENSITY_FIXED`` bytes for the rest of the scene.  Returns ``min(k, max_frames,
-    n_frames)`` with ``k`` the frames that fit; ValueError when fewer than two fit.
-
-    Parameters
-    ----------
-    n_vertices, n_faces : int
-        Size of the mesh (``sphere_mesh(4)``: 2562 and 5120).
-    n_frames : int
-        Frames available.
-    max_bytes : int
-        The budget for the view.
-    max_frames : int or None
-        A cap of the caller's (>= 2).
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    ValueError
-        When fewer than two frames fit.
+    ``DENSITY_FIXED`` bytes for the rest of the scene.  ``n_vertices`` and ``n_faces`` are
+    the mesh's size (``sphere_mesh(4)``: 2562 and 5120); ``n_frames``, ``max_bytes``,
+    ``max_frames``, the result and the error are as for
+    :func:`usaav_edu.widgets.frames_for_budget`.
     """
     n_vertices = c.integer("n_vertices", n_vertices, minimum=3)
     n_faces = c.integer("n_faces", n_faces, minimum=1)
@@ -292,26 +277,14 @@ class DensityView(SphereView):
     # ---------------------------------------------------------- what is drawn
     def show(self, trajectory, frame: int = -1):
         """Not offered: a ``DensityView`` draws the trajectory it was made with (its mesh,
-        frames and colour scale are fixed then); make a new ``DensityView``.
-
-        Raises
-        ------
-        NotImplementedError
-            Always.
+        frames and colour scale are fixed then); make a new ``DensityView``.  Raises
+        NotImplementedError.
         """
-        raise NotImplementedError("a DensityView draws the trajectory it was made with; "
-                                  "make a new DensityView(trajectory)")
+        raise NotImplementedError(_FIXED_TRAJECTORY)
 
     def set_points(self, x, xi, labels: str):
-        """Not offered (see ``show``).
-
-        Raises
-        ------
-        NotImplementedError
-            Always.
-        """
-        raise NotImplementedError("a DensityView draws the trajectory it was made with; "
-                                  "make a new DensityView(trajectory)")
+        """Not offered (see ``show``): raises NotImplementedError."""
+        raise NotImplementedError(_FIXED_TRAJECTORY)
 
     @property
     def token_positions(self) -> np.ndarray:

@@ -132,23 +132,12 @@ def plot_density_curves(traj, times=None, *, label=None, ax=None, title=None, le
     times : sequence of float or None
         Times in ``[0, traj.t[-1]]``; each is drawn at the nearest frame.  None: five frames
         from the first to the last.
-    label : int, "marginal" or None
+    label, ax, title
         As for :func:`plot_density_image`.
-    ax : matplotlib axes or None
-        Where to draw (None: a new figure).
-    title : str or None
-        The title (None: a default).
     legend : bool
         Add a legend of the times.
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a bad argument, naming it.
+    Returns the axes drawn on; a bad argument raises TypeError or ValueError naming it.
     """
     import matplotlib
 
@@ -199,14 +188,8 @@ def plot_conditionals(traj, time=None, *, ax=None, marginal=True, gauge=False, t
     legend : bool
         Add a legend naming the labels ``xi_l``.
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a bad argument, naming it, or a run without labels.
+    Returns the axes drawn on; a bad argument, or a run without labels, raises TypeError or
+    ValueError naming it.
     """
     import matplotlib
 

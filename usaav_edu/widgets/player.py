@@ -89,18 +89,8 @@ def tick_times(span: float, k: int = N_TICKS) -> np.ndarray:
 
 def tick_labels(span: float, k: int = N_TICKS) -> list[str]:
     """The numbers written under the ticks: ``tick_times(span, k)`` with three significant
-    digits (``:.3g``), e.g. ``['0', '2.5', '5', '7.5', '10']`` for ``span = 10``.
-
-    Parameters
-    ----------
-    span : float
-        Length of the clip (> 0).
-    k : int
-        Ticks (>= 2).
-
-    Returns
-    -------
-    list of str
+    digits (``:.3g``), e.g. ``['0', '2.5', '5', '7.5', '10']`` for ``span = 10``; ``span`` and
+    ``k`` as for ``tick_times``.
     """
     return [f"{v:.3g}" for v in tick_times(span, k)]
 
@@ -529,31 +519,10 @@ def _player_bytes(m: int, colours: int | None = None) -> tuple[int, int]:
 
 def _frames_within(fixed, per_frame, n_frames, max_bytes, max_frames, what, advice=""):
     """``min(k, max_frames, n_frames)`` for the most frames ``k`` with
-    ``fixed + k * per_frame <= max_bytes`` (the budget rule of every view that embeds frames).
-
-    Parameters
-    ----------
-    fixed, per_frame : int
-        Bytes of the view once and per frame.
-    n_frames : int
-        Frames available (checked, >= 1).
-    max_bytes : int
-        The budget (checked, >= 1).
-    max_frames : int or None
-        A cap of the caller's (checked, >= 2).
-    what : str
-        What is drawn, for the message.
-    advice : str
-        Appended to the message.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    ValueError
-        When fewer than two frames fit.
+    ``fixed + k * per_frame <= max_bytes`` (the budget rule of every view that embeds frames):
+    ``fixed`` and ``per_frame`` are the view's bytes once and per frame, ``n_frames`` (>= 1),
+    ``max_bytes`` (>= 1) and ``max_frames`` (None or >= 2) are checked, and a ValueError naming
+    ``what`` and ending with ``advice`` says when fewer than two frames fit.
     """
     n_frames = c.integer("n_frames", n_frames, minimum=1)
     max_bytes = c.integer("max_bytes", max_bytes, minimum=1)
@@ -807,6 +776,11 @@ class TrajectoryPlayer(SphereView):
         """The time label above the bar (``time_label``), a ``pythreejs.Mesh``."""
         return next(o for o in self.hud.children if o.name == "tclock")
 
+    def _clip_time(self, time):
+        """The keyframe times and ``time`` checked to lie in ``[0, clip length]``."""
+        times = self.keyframe_times
+        return times, c.bounded_real("time", time, 0.0, float(times[-1]) + 1e-6)
+
     def label_text(self, time: float) -> str:
         """What the time label reads at clip time ``time`` of a play: its scale track
         interpolated linearly in time, as the browser's animation mixer does, read back with
@@ -821,8 +795,7 @@ class TrajectoryPlayer(SphereView):
         -------
         str
         """
-        times = self.keyframe_times
-        time = c.bounded_real("time", time, 0.0, float(times[-1]) + 1e-6)
+        times, time = self._clip_time(time)
         track = next(tr for tr in self.tracks if tr.name == "tclock.scale")
         z = np.asarray(track.values, dtype=float).reshape(-1, 3)[:, 2]
         shown = label_time((1.0, 1.0, np.interp(time, np.asarray(track.times, dtype=float), z)))
@@ -832,17 +805,9 @@ class TrajectoryPlayer(SphereView):
         """(n, 3) token positions the clip shows at clip time ``time``: the keyframes
         interpolated linearly in time, as the browser's animation mixer does.
 
-        Parameters
-        ----------
-        time : float
-            Clip time, in ``[0, clip length]``.
-
-        Returns
-        -------
-        ndarray
+        ``time`` is a clip time, as in :meth:`label_text`; returns an ndarray.
         """
-        times = self.keyframe_times
-        time = c.bounded_real("time", time, 0.0, float(times[-1]) + 1e-6)
+        times, time = self._clip_time(time)
         key = self.keyframes
         j = int(np.clip(np.searchsorted(times, time, side="right") - 1, 0, len(times) - 1))
         if j == len(times) - 1:

@@ -386,18 +386,8 @@ class SphereView(widgets.VBox):
         """Overlay a curve through ``points`` (m, d), m >= 2 points of the unit sphere in the
         tokens' dimension, projected like the tokens.
 
-        Parameters
-        ----------
-        points : array_like
-            ``(m, d)`` unit vectors.
-        color : str
-            CSS colour.
-        closed : bool
-            Join the last point to the first.
-
-        Returns
-        -------
-        pythreejs.Line
+        ``color`` is a CSS colour, ``closed`` joins the last point to the first; returns the
+        ``pythreejs.Line``.
         """
         points = c.points("points", points, minimum=2, d=self._d)
         color = c.color("color", color)
