@@ -342,14 +342,13 @@ def ks_statistic(sample, cdf):
 
     With the sorted sample ``t_(1) <= ... <= t_(n)`` it is
     ``max_i max(i/n - F(t_(i)), F(t_(i)) - (i-1)/n)``.
-    ``cdf`` is a callable (vectorized) with values in [0, 1].
 
     Parameters
     ----------
     sample : array_like
         ``(n,)`` values.
     cdf : callable
-        Vectorized CDF.
+        The CDF F, vectorized, with values in [0, 1].
 
     Returns
     -------
