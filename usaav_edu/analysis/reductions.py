@@ -570,6 +570,7 @@ def first_time_at_most(t, counts, k):
     Returns
     -------
     float
+        One of the times ``t``, or ``inf``.
     """
     t, counts = _steps(t, counts)
     k = v.integer("k", k, minimum=1)
