@@ -753,7 +753,8 @@ class KernelInput:
 
     def _apply(self, x, inverse):
         if self.matrices is None:
-            return self.model._apply(x, self.xi, inverse)
+            to_or_from = self.model.from_gauge if inverse else self.model.to_gauge
+            return to_or_from(x, self.xi)
         return apply_matrices(self.matrices, x, inverse)
 
 
