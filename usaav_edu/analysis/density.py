@@ -177,6 +177,7 @@ def circle_mesh(m: int = 256) -> SphereMesh:
     Returns
     -------
     SphereMesh
+        With ``level = m`` and ``spacing = 2 pi / m``.
 
     Raises
     ------
@@ -352,9 +353,9 @@ def circle_density(x, mesh: SphereMesh, bandwidth: float | None = None, *,
     x : array_like
         ``(n, 2)`` unit vectors.
     mesh : SphereMesh
-        From ``circle_mesh``.
+        From :func:`circle_mesh`.
     bandwidth, weights
-        As in ``sphere_density``.
+        As in :func:`sphere_density`.
 
     Returns
     -------

@@ -71,6 +71,7 @@ def spread(x):
     Returns
     -------
     float
+        In ``[0, 1]``.
     """
     x = v.points_on_sphere("x", x)
     return float(np.sqrt(_mean_square_spread(x)[0]))
@@ -81,16 +82,12 @@ def diameter(x):
 
     Computed from the differences, :math:`|x_i - x_j|^2 = \sum_k (x_{ik} - x_{jk})^2`, a block of
     rows at a time (not from :math:`2 - 2 \langle x_i, x_j \rangle`, which loses every digit
-    below about ``1e-8``).
-
-    Parameters
-    ----------
-    x : array_like
-        ``(n, d)`` unit vectors, one frame.
+    below about ``1e-8``).  ``x`` is one frame, as in :func:`spread`.
 
     Returns
     -------
     float
+        In ``[0, 2]``: 0 for a Dirac mass, 2 when two points are antipodal.
 
     Examples
     --------
@@ -129,16 +126,13 @@ def dirac_distance(x):
 
     attained at :math:`u = m / |m|`, with :math:`m` the mean and :math:`s^2 = 1 - |m|^2` the
     squared :func:`spread`.  Computed from :math:`s^2` of the centered points, so that
-    identical points give exactly 0 and small distances keep their digits.
-
-    Parameters
-    ----------
-    x : array_like
-        ``(n, d)`` unit vectors, one frame.
+    identical points give exactly 0 and small distances keep their digits.  ``x`` is one frame,
+    as in :func:`spread`.
 
     Returns
     -------
     float
+        In ``[0, sqrt(2)]``; :math:`\sqrt{2}` when the mean is 0.
 
     References
     ----------

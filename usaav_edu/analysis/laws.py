@@ -274,17 +274,15 @@ def rope_positions(law, n, omega=1.0):
 
     Parameters
     ----------
-    law : CircleLaw
-        The law of the phases.
-    n : int
-        Number of positions.
+    law, n
+        As in :func:`quantile_points`: the law of the phases and the number of positions.
     omega : float
         Rotation frequency, nonzero.
 
     Returns
     -------
     ndarray
-        ``(n,)`` positions.
+        ``(n,)`` positions, ``quantile_points(law, n) / omega``.
 
     References
     ----------
@@ -342,14 +340,13 @@ def ks_statistic(sample, cdf):
 
     With the sorted sample ``t_(1) <= ... <= t_(n)`` it is
     ``max_i max(i/n - F(t_(i)), F(t_(i)) - (i-1)/n)``.
-    ``cdf`` is a callable (vectorized) with values in [0, 1].
 
     Parameters
     ----------
     sample : array_like
         ``(n,)`` values.
     cdf : callable
-        Vectorized CDF.
+        The CDF F, vectorized, with values in [0, 1].
 
     Returns
     -------
@@ -466,7 +463,6 @@ def vmf_mixture_sample(k, centers, kappas, weights, seed=None):
     The bump is chosen with probability ``w``; the height ``s = <c, x>`` about its
     center has the exact inverse CDF ``s = 1 + log(U + (1 - U) e^{-2 kappa}) / kappa``
     (uniform in [-1, 1] at kappa = 0) and the azimuth about c is uniform.
-    Returns ``(points (k, 3), bump index (k,))``.
 
     Parameters
     ----------
@@ -481,8 +477,10 @@ def vmf_mixture_sample(k, centers, kappas, weights, seed=None):
 
     Returns
     -------
-    ndarray
+    points : ndarray
         ``(k, 3)`` unit vectors.
+    bump : ndarray
+        ``(k,)`` int, the index of the bump each point was drawn from.
     """
     k = v.integer("k", k, minimum=1)
     c = _centers_on_sphere(centers)

@@ -58,7 +58,7 @@ def gauge_maximizer(model, xi, u):
     Returns
     -------
     ndarray
-        ``(n, d)``.
+        ``(n, d)`` contents whose gauge coordinates ``G(xi_i) x*_i`` all equal ``u``.
 
     References
     ----------
@@ -140,7 +140,7 @@ def great_circle(xi, k, a, c):
     Returns
     -------
     ndarray
-        ``(n, d)``.
+        ``(n, d)``, row i the point at position ``xi_i``.
 
     References
     ----------

@@ -105,9 +105,9 @@ def equiangular_closed_form(t, n, r0=0.0):
     t : float or array_like
         Times, >= 0.
     n : int
-        Number of tokens, >= 2.
+        As in :func:`equiangular_rate`.
     r0 : float
-        Initial inner product.
+        Initial inner product, in ``[-1/(n-1), 1]``.
 
     Returns
     -------
@@ -115,7 +115,7 @@ def equiangular_closed_form(t, n, r0=0.0):
 
     References
     ----------
-    The book's chapter 1: Proposition 1.1 (ch1-prop-equiangular).
+    The book's chapter 1: Proposition 1.1 (ch1-prop-equiangular) at ``beta = 0``.
     """
     n = v.integer("n", n, minimum=2)
     t = v.float_array("t", t)
@@ -279,7 +279,7 @@ def circle_velocity(theta, beta):
     theta : array_like
         ``(n,)`` angles.
     beta : float
-        Inverse temperature.
+        Inverse temperature, in ``[0, 700]``.
 
     Returns
     -------
@@ -371,7 +371,7 @@ def angle_distance(a, b):
     Parameters
     ----------
     a, b : array_like
-        Angles of the same shape.
+        Angles, both of one shape (they are not broadcast).
 
     Returns
     -------
@@ -403,10 +403,8 @@ def two_cluster_rate(theta, p, beta, normalization="usa"):
         Angle between the clusters, in ``[0, pi]``.
     p : float
         Mass of the first cluster, in ``(0, 1)``.
-    beta : float
-        Inverse temperature.
-    normalization : {"usa", "sa"}
-        The normalization.
+    beta, normalization
+        As in :func:`equiangular_rate`.
 
     Returns
     -------
@@ -548,12 +546,10 @@ def time_with_clusters(t, counts, k):
 
     Parameters
     ----------
-    t : array_like
-        Frame times.
-    counts : array_like
-        Cluster counts.
+    t, counts : array_like
+        As in :func:`plateaus`.
     k : int
-        The count.
+        The count, >= 1.
 
     Returns
     -------
@@ -568,16 +564,13 @@ def first_time_at_most(t, counts, k):
 
     Parameters
     ----------
-    t : array_like
-        Frame times.
-    counts : array_like
-        Cluster counts.
-    k : int
-        The count.
+    t, counts, k
+        As in :func:`time_with_clusters`.
 
     Returns
     -------
     float
+        One of the times ``t``, or ``inf``.
     """
     t, counts = _steps(t, counts)
     k = v.integer("k", k, minimum=1)

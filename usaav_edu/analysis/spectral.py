@@ -135,8 +135,6 @@ def bias_fourier(b, n, period=TWO_PI):
 def top_frequency(k, bhat):
     """The frequency ``k* >= 0`` of the largest real coefficient (ties: the smallest ``|k|``).
 
-    Returns ``(k_star, bhat_max)``.
-
     Parameters
     ----------
     k : array_like
@@ -146,8 +144,10 @@ def top_frequency(k, bhat):
 
     Returns
     -------
-    tuple
-        ``(k_star, bhat_max)``.
+    k_star : int
+        The frequency.
+    bhat_max : float
+        Its coefficient, the largest.
 
     References
     ----------
@@ -207,22 +207,25 @@ def profile_fourier(x, xi, k, period=TWO_PI):
     """``hat m(k) = (1/n) sum_j x_j e^{-2 pi i k xi_j / L}`` for each integer frequency in ``k``.
 
     This is the Fourier transform of the mean profile ``m(xi)`` weighted by the empirical
-    position law.  Returns a complex array of shape ``(len(k), d)``.
+    position law.
 
     Parameters
     ----------
-    x : array_like
-        ``(n, d)`` unit vectors.
-    xi : array_like
-        ``(n,)`` positions.
+    x, xi : array_like
+        As in :func:`mean_profile`.
     k : array_like
         Integer frequencies.
     period : float
         The period ``L``, > 0.
 
+    Returns
+    -------
+    ndarray
+        ``(len(k), d)`` complex.
+
     References
     ----------
-    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
+    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier), whose Fourier variables these are.
     """
     x, xi = _tokens_at(x, xi)
     k = _frequencies(k)
@@ -254,7 +257,7 @@ def fourier_energy(bhat, mhat):
 
     References
     ----------
-    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
+    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier).
     """
     bhat = _coefficients("bhat", bhat)
     mhat = _coefficients("mhat", mhat)
@@ -296,14 +299,14 @@ def great_circle_singular_values(n, d):
     Parameters
     ----------
     n : int
-        Number of points, >= 3.
+        Number of points of the circle, >= 3.
     d : int
         Dimension, >= 2.
 
     Returns
     -------
     ndarray
-        ``(d,)``.
+        ``(d,)``: :func:`singular_values` of such a circle, with zeros up to d when d > n.
     """
     n = v.integer("n", n, minimum=3)
     d = v.integer("d", d, minimum=2)
@@ -320,16 +323,13 @@ def winding_number(x, xi, period=TWO_PI):
 
     Parameters
     ----------
-    x : array_like
-        ``(n, d)`` unit vectors.
-    xi : array_like
-        ``(n,)`` positions.
-    period : float
-        The period ``L``, > 0.
+    x, xi, period
+        The tokens, their positions and the period, as in :func:`profile_fourier`.
 
     Returns
     -------
     int
+        The winding ``k >= 0``.
     """
     x = v.points_on_sphere("x", x)
     n = x.shape[0]
@@ -362,10 +362,11 @@ def classify(x, collapse_tol=1e-2, planar_tol=0.05):
     Returns
     -------
     str
+        One of ``PHASES``.
 
     References
     ----------
-    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
+    The book's chapter 7: Theorem 7.3 (ch7-thm-circle), the great circles.
     """
     x = v.points_on_sphere("x", x)
     collapse_tol = v.real_scalar("collapse_tol", collapse_tol, minimum=0.0, strict=True)
@@ -401,6 +402,7 @@ def bias_model(bias, omega, beta):
     Returns
     -------
     Model
+        The experiment's model, with the exponential profile.
 
     Raises
     ------
@@ -453,11 +455,12 @@ def phase_diagram(biases=BIAS_TYPES, omegas=(0.2, 1.0, 2.0), betas=(0.0, 1.0), n
     Raises
     ------
     TypeError, ValueError
-        For a bad argument, naming it.
+        For a bad argument, naming it (``seed`` and ``method`` are checked by the simulation).
 
     References
     ----------
-    The book's chapter 7: Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
+    The book's chapter 7: the dichotomy (ch7-cor-dichotomy) that the phases show, from
+    Theorem 7.2 (ch7-thm-fourier) and Theorem 7.3 (ch7-thm-circle).
     """
     if isinstance(biases, str) or not all(isinstance(b, str) for b in biases):
         raise TypeError(f"biases must be a sequence of names from {BIAS_TYPES}, got {v.shown(biases)}")

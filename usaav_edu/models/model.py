@@ -27,6 +27,10 @@ keyword; the constructors below (:func:`usa`, :func:`rope`, ...) build the
 book's models.  A model holds no particle state: :meth:`Model.kernel` turns an
 initial state and labels into the gauge coordinates and the kernel's
 parameters, once per run.
+
+Every constructor takes ``beta``, the inverse temperature (0 or in ``[1e-300, 700]``), first
+and its other arguments by keyword, returns a :class:`Model`, and raises TypeError or
+ValueError, naming the argument, when an argument is bad.
 """
 
 import json
@@ -200,17 +204,7 @@ class Model:
         return self.profile.phi(s)
 
     def dphi(self, s):
-        """The derivative ``phi'(s)``.
-
-        Parameters
-        ----------
-        s : array_like
-            Inner products.
-
-        Returns
-        -------
-        ndarray
-        """
+        """The derivative ``phi'(s)``, taking and giving arrays as :meth:`phi` does."""
         return self.profile.dphi(s)
 
     # ------------------------------------------------------------------ checks
@@ -317,7 +311,7 @@ class Model:
         Returns
         -------
         ndarray
-            ``(..., n, d)``.
+            ``(..., n, d)`` gauge coordinates.
 
         References
         ----------
@@ -327,19 +321,19 @@ class Model:
         return self._apply(x, xi, inverse=False)
 
     def from_gauge(self, y, xi):
-        """Content coordinates ``x_i = G(xi_i)^T y_i``.
+        """Content coordinates ``x_i = G(xi_i)^T y_i``: the inverse of :meth:`to_gauge`.
 
         Parameters
         ----------
         y : array_like
             ``(..., n, d)`` gauge coordinates.
         xi : array_like
-            ``(n,)`` checked labels.
+            As in :meth:`to_gauge`.
 
         Returns
         -------
         ndarray
-            ``(..., n, d)``.
+            ``(..., n, d)`` contents.
         """
         return self._apply(y, xi, inverse=True)
 
@@ -383,7 +377,7 @@ class Model:
         Parameters
         ----------
         xi : array_like
-            ``(n,)`` checked labels.
+            As in :meth:`bias_matrix`.
 
         Returns
         -------
@@ -738,13 +732,12 @@ class KernelInput:
         Returns
         -------
         ndarray
+            ``(..., n, d)`` gauge coordinates.
         """
-        if self.matrices is None:
-            return self.model.to_gauge(x, self.xi)
-        return apply_matrices(self.matrices, x, False)
+        return self._apply(x, inverse=False)
 
     def contents(self, y):
-        """``G(xi_i)^T y_i``: back from gauge coordinates.
+        """``G(xi_i)^T y_i``: back from gauge coordinates, the inverse of :meth:`to_gauge`.
 
         Parameters
         ----------
@@ -754,10 +747,15 @@ class KernelInput:
         Returns
         -------
         ndarray
+            ``(..., n, d)`` contents.
         """
+        return self._apply(y, inverse=True)
+
+    def _apply(self, x, inverse):
         if self.matrices is None:
-            return self.model.from_gauge(y, self.xi)
-        return apply_matrices(self.matrices, y, True)
+            to_or_from = self.model.from_gauge if inverse else self.model.to_gauge
+            return to_or_from(x, self.xi)
+        return apply_matrices(self.matrices, x, inverse)
 
 
 # ---------------------------------------------------------------------- constructors
@@ -817,11 +815,6 @@ def usa(beta=1.0, *, profile="exp"):
     -------
     Model
 
-    Raises
-    ------
-    TypeError, ValueError
-        For a bad ``beta`` or ``profile``.
-
     Examples
     --------
     >>> import usaav_edu as ue
@@ -845,16 +838,11 @@ def sa(beta=1.0):
     Parameters
     ----------
     beta : float
-        Inverse temperature.
+        Inverse temperature, as in :func:`usa`.
 
     Returns
     -------
     Model
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a bad ``beta``.
     """
     return Model(profile=ExpProfile(beta), normalization="sa", name="sa")
 
@@ -916,11 +904,6 @@ def rope(beta=1.0, omegas=(1.0,), d=3, *, profile="exp", rotate_values=True):
     Model
         Labels are real positions.
 
-    Raises
-    ------
-    TypeError, ValueError
-        For bad arguments (naming them).
-
     References
     ----------
     The book's chapter 5 (ch05); arXiv:2605.30229.
@@ -967,11 +950,7 @@ def standard_rope(beta=1.0, *, d, base=10000.0):
     Returns
     -------
     Model
-
-    Raises
-    ------
-    TypeError, ValueError
-        For bad arguments.
+        :func:`rope` with ``omegas = rope_frequencies(d, base)``.
     """
     return rope(beta, rope_frequencies(d, base), d)
 
@@ -1082,11 +1061,7 @@ def prefix_gauge_from_targets(beta=1.0, *, targets, u=None):
     Returns
     -------
     Model
-
-    Raises
-    ------
-    ValueError
-        For bad targets.
+        :func:`prefix_gauge` with the frames of :func:`frames_from_targets`.
     """
     return prefix_gauge(beta, frames_from_targets(targets, u))
 
@@ -1113,14 +1088,9 @@ def distance_bias(beta=1.0, *, lam=1.0):
     -------
     Model
 
-    Raises
-    ------
-    TypeError, ValueError
-        For bad arguments.
-
     References
     ----------
-    The book's chapter 7 (biases).
+    The book's chapter 7 (biases): a non-negative bias, Theorem 7.1 (ch7-thm-nonneg).
 
     Examples
     --------
@@ -1164,14 +1134,9 @@ def cosine_bias(beta=1.0, *, omega=1.0, profile="linear"):
     -------
     Model
 
-    Raises
-    ------
-    TypeError, ValueError
-        For bad arguments.
-
     References
     ----------
-    The book's chapter 7 (biases).
+    The book's chapter 7 (biases): its great circles, Theorem 7.3 (ch7-thm-circle).
 
     Examples
     --------
