@@ -89,6 +89,17 @@ def choice(name, value, options):
     return value
 
 
+def as_array(name, value, expected):
+    """``np.asarray(value)`` for an argument that must be ``expected`` (an array of some kind):
+    None, a string and a ragged nested list are refused with a TypeError naming ``name``."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be {expected}, got {type(value).__name__}")
+    try:
+        return np.asarray(value)
+    except ValueError:  # ragged nested lists
+        raise TypeError(f"{name} must be {expected}, got a ragged {type(value).__name__}") from None
+
+
 def float_array(name, value, *, ndim=None):
     """Return ``value`` as a finite float64 array with ``ndim`` dimensions."""
     if isinstance(value, (str, bytes)) or value is None:

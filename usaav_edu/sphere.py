@@ -35,10 +35,7 @@ def make_rng(seed, name="seed"):
             raise ValueError(f"{name} must be a non-negative integer (or None), got {seed}")
         return np.random.default_rng(int(seed))
     if isinstance(seed, (list, tuple, np.ndarray)):
-        try:
-            arr = np.asarray(seed)
-        except ValueError:  # ragged nested lists
-            raise TypeError(f"{name} must be {expected}, got a ragged {type(seed).__name__}") from None
+        arr = v.as_array(name, seed, expected)
         if arr.ndim != 1 or arr.size == 0 or arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"{name} must be {expected}, got {seed!r}")
         if np.any(arr < 0):

@@ -21,12 +21,7 @@ from ..models.model import require_model
 def _labels(model, xi):
     """The labels of a list of tokens, one per token: a 1-D array (positions or prompt ids)."""
     what = f"a 1-D array of labels, one per token (positions or prompt ids for model {model.name!r})"
-    if xi is None or isinstance(xi, (str, bytes)):
-        raise TypeError(f"xi must be {what}, got {type(xi).__name__}")
-    try:
-        shape = np.shape(xi)
-    except ValueError:  # ragged nested lists
-        raise TypeError(f"xi must be {what}, got a ragged {type(xi).__name__}") from None
+    shape = v.as_array("xi", xi, what).shape
     if len(shape) != 1:
         raise ValueError(f"xi must be {what}, got shape {shape}")
     return model.check_labels(xi, len(xi))

@@ -499,10 +499,7 @@ def _steps(t, counts):
     t = v.float_array("t", t, ndim=1)
     if t.shape[0] < 1:
         raise ValueError("t must hold at least one frame time, got none")
-    try:
-        counts = np.asarray(counts)
-    except ValueError:  # ragged nested lists
-        raise TypeError("counts must be a 1-D array of integer cluster counts, got a ragged sequence") from None
+    counts = v.as_array("counts", counts, "a 1-D array of integer cluster counts")
     if counts.shape != t.shape:
         raise ValueError(f"counts must have the shape of t {t.shape}, got {counts.shape}")
     if not np.issubdtype(counts.dtype, np.integer):

@@ -42,20 +42,12 @@ PHASES = ("collapse", "great circle", "other")
 
 def _frequencies(k):
     """``k`` as an array (its kind and shape are checked by the caller)."""
-    try:
-        return np.asarray(k)
-    except ValueError:  # ragged nested lists
-        raise TypeError("k must be a 1-D array of integer frequencies, got a ragged sequence") from None
+    return v.as_array("k", k, "a 1-D array of integer frequencies")
 
 
 def _coefficients(name, value):
     """``value`` as a finite real or complex array (Fourier coefficients)."""
-    if value is None or isinstance(value, (str, bytes)):
-        raise TypeError(f"{name} must be an array of real or complex numbers, got {type(value).__name__}")
-    try:
-        arr = np.asarray(value)
-    except ValueError:  # ragged nested lists
-        raise TypeError(f"{name} must be an array of real or complex numbers, got a ragged sequence") from None
+    arr = v.as_array(name, value, "an array of real or complex numbers")
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.number)):
         raise TypeError(f"{name} must hold real or complex numbers, got dtype {arr.dtype}")
     if not np.all(np.isfinite(arr)):
