@@ -1012,6 +1012,29 @@ def finish_velocity(yt, bufs, params, out):
             ac = bufs[c, d + k]
             for i in range(n):
                 ok[i] += ac[i]
+    z = bufs[0, 2 * d]
+    if sa:
+        for i in range(n):
+            z[i] += w[i]
+        for c in range(1, nchunks):
+            zc = bufs[c, 2 * d]
+            for i in range(n):
+                z[i] += zc[i]
+    project_normalize(yt, dot, sa, z, n, mobile, has_frozen, out)
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def project_normalize(yt, dot, sa, z, norm, mobile, has_frozen, out):
+    r"""``out_i <- P_{y_i}(out_i) / N_i`` with ``N_i = z_i`` (``sa``) or ``norm``; 0 if frozen.
+
+    The last step of :func:`finish_velocity` and of the fast kernel's
+    :func:`.fastsum.compiled.finish_velocity`, inlined into each (and compiled with its
+    flags): with :math:`a_i` the column ``out[:, i]``, ``dot`` (``(n,)`` scratch) receives
+    :math:`\langle y_i, a_i \rangle`, then ``out[:, i]`` becomes
+    :math:`(a_i - \langle y_i, a_i \rangle y_i) / N_i`, and the columns of the tokens not
+    ``mobile`` are zeroed if ``has_frozen``.
+    """
+    d, n = yt.shape
     for i in range(n):
         dot[i] = 0.0
     for k in range(d):
@@ -1019,25 +1042,15 @@ def finish_velocity(yt, bufs, params, out):
         yk = yt[k]
         for i in range(n):
             dot[i] += yk[i] * ok[i]
-    if sa:
-        z = bufs[0, 2 * d]
-        for i in range(n):
-            z[i] += w[i]
-        for c in range(1, nchunks):
-            zc = bufs[c, 2 * d]
-            for i in range(n):
-                z[i] += zc[i]
-        for k in range(d):
-            ok = out[k]
-            yk = yt[k]
+    for k in range(d):
+        ok = out[k]
+        yk = yt[k]
+        if sa:
             for i in range(n):
                 ok[i] = (ok[i] - dot[i] * yk[i]) / z[i]
-    else:
-        for k in range(d):
-            ok = out[k]
-            yk = yt[k]
+        else:
             for i in range(n):
-                ok[i] = (ok[i] - dot[i] * yk[i]) / n
+                ok[i] = (ok[i] - dot[i] * yk[i]) / norm
     if has_frozen:
         for i in range(n):
             if not mobile[i]:
