@@ -120,16 +120,7 @@ def rank_for(d, beta, tol, bias="none"):
 def crossover_n(d, beta, tol, bias="none"):
     """The smallest ``n`` where fast summation is estimated faster than direct summation.
 
-    Parameters
-    ----------
-    d : int
-        The dimension.
-    beta : float
-        The inverse temperature.
-    tol : float
-        The velocity tolerance.
-    bias : {"none", "cosine", "distance"}
-        The bias.
+    ``d``, ``beta``, ``tol`` and ``bias`` are as in :func:`estimated_seconds`.
 
     Returns
     -------

@@ -363,17 +363,7 @@ class FastKernel:
     def sums_reference(self, yt, need_z=True):
         """:meth:`sums` by plain NumPy (dense features, Python loops for the distance bias).
 
-        Parameters
-        ----------
-        yt : ndarray
-            ``(d, n)`` float64 unit vectors.
-        need_z : bool
-            Also the row sums ``Z``.
-
-        Returns
-        -------
-        ndarray
-            ``(d + 1, n)`` if ``need_z`` else ``(d, n)``.
+        The parameters and the result are those of :meth:`sums`.
         """
         n = self._check_state(yt)
         f = ex.features_reference(self.basis, self.degree, yt)
@@ -528,19 +518,10 @@ def degree_plan(basis, d, beta, tol, sa, psd, ratio=1.0):
 
 
 def distance_row_sums(xi, lam):
-    """``S_i = sum_j exp(-lam |xi_i - xi_j|)`` in time ``O(n log n)`` (two recursions).
+    r"""The row sums :math:`S_i = \sum_j e^{-\lambda |\xi_i - \xi_j|}` of the distance bias.
 
-    Parameters
-    ----------
-    xi : ndarray
-        ``(n,)`` positions.
-    lam : float
-        ``>= 0``.
-
-    Returns
-    -------
-    ndarray
-        ``(n,)``.
+    For the ``(n,)`` positions ``xi`` and ``lam`` :math:`= \lambda \ge 0`, the ``(n,)`` sums in
+    time :math:`O(n \log n)`: two recursions over the sorted positions.
     """
     n = xi.shape[0]
     order = np.argsort(xi, kind="stable")
@@ -628,20 +609,13 @@ def build_fast_kernel(model, xi, d, tol, mobile=None):
     """The :class:`FastKernel` of a model where fast summation applies (not checked again).
 
     :func:`fast_kernel` without the question :func:`fast_applies` (asked once per run by the
-    caller): the bias's ``separable()`` gives its kind and parameters.
+    caller): the bias's ``separable()`` gives its kind and parameters.  ``xi``, ``d``, ``tol``
+    and ``mobile`` are as in :func:`fast_kernel`.
 
     Parameters
     ----------
     model : Model
         A model for which :func:`fast_applies` is None.
-    xi : ndarray
-        ``(n,)`` checked labels.
-    d : int
-        The dimension.
-    tol : float
-        The velocity tolerance.
-    mobile : ndarray of bool or None
-        ``(n,)`` the tokens that move.
 
     Returns
     -------
