@@ -68,6 +68,7 @@ def energy(model, x, xi=None, *, summation="auto", summation_tol=None, tol=None)
     Returns
     -------
     float
+        ``E_h``, to the relative error ``energy_bound`` of the expansion for fast summation.
 
     Raises
     ------
