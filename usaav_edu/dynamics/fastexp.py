@@ -81,7 +81,7 @@ of the caller that compiles it).
 References
 ----------
 IEEE Std 754-2019, *IEEE Standard for Floating-Point Arithmetic*: the binary64 format whose
-bits :func:`bits_to_float64`, :func:`float64_to_bits` and :func:`scale_pow2` handle, and the
+bits ``bits_to_float64``, ``float64_to_bits`` and :func:`scale_pow2` handle, and the
 comparisons with NaN of :func:`saturate`.
 
 W. J. Cody and W. Waite, *Software Manual for the Elementary Functions*, Prentice-Hall (1980):

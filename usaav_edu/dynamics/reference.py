@@ -66,7 +66,7 @@ def velocity_reference(model, x, xi, frozen=None):
 def energy_reference(model, x, xi):
     r"""The particle energy, summed literally over the pairs.
 
-    .. math:: E_h = \frac{1}{2 n^2} \sum_{ij} b_{ij} \phi(\langle G_i x_i, G_j x_j \rangle)
+    .. math:: E_h = \frac{1}{2 n^2} \sum_{ij} b_{ij} \varphi(\langle G_i x_i, G_j x_j \rangle)
 
     ``model``, ``x`` and ``xi`` are as in :func:`velocity_reference`; the result is a float.
     """
