@@ -1,13 +1,16 @@
-"""Separable expansions of the attention weight ``e^{beta <x, y>}`` on the sphere.
+r"""Separable expansions of the attention weight ``e^{beta <x, y>}`` on the sphere.
 
-A feature map ``f = (f_1, ..., f_p)`` of the sphere S^{d-1} and signed coefficients ``c_a``
-give the rank-``p`` approximation ::
+A feature map :math:`f = (f_1, \dots, f_p)` of the sphere :math:`S^{d-1}` and signed
+coefficients :math:`c_a` give the rank-:math:`p` approximation
 
-    e^{beta <x, y>}  ~  K_L(x, y) = sum_a c_a f_a(x) f_a(y),
+.. math::
 
-truncated at a degree ``L``.  It turns a pair sum over ``n^2`` pairs into two sums over ``n``
-tokens (:mod:`.fastsum`).  Three maps, each with a bound ``tau_L`` of the truncation error
-``sup_{|s| <= 1} |e^{beta s} - K_L|`` from the tail of its coefficients:
+    e^{\beta \langle x, y \rangle} \approx K_L(x, y) = \sum_a c_a f_a(x) f_a(y),
+
+truncated at a degree :math:`L`.  It turns a pair sum over :math:`n^2` pairs into two sums
+over :math:`n` tokens (:mod:`.fastsum`).  Three maps, each with a bound :math:`\tau_L` of the
+truncation error :math:`\sup_{|s| \le 1} |e^{\beta s} - K_L|` from the tail of its
+coefficients:
 
 * ``"fourier"`` (d = 2).  With ``x = (cos t, sin t)``, ``y = (cos u, sin u)``, the generating
   function of the modified Bessel functions ``I_k`` gives
