@@ -1,19 +1,25 @@
-"""The particle energy E_h and its bound.
+r"""The particle energy :math:`E_h` and its bound.
 
-For particles ``z_i = (x_i, xi_i)`` the energy of the USA-AV model (chapter 3 of the book) is ::
+For particles :math:`z_i = (x_i, \xi_i)` the energy of the USA-AV model (chapter 3 of the book)
+is
 
-    E_h = (1 / (2 n^2)) sum_{i,j} b_ij phi(<y_i, y_j>),    y_i = G(xi_i) x_i.
+.. math::
 
-It reuses the pair sums of the right-hand side: with ``w_ij = b_ij phi'(s_ij)``,
+    E_h = \frac{1}{2 n^2} \sum_{i,j} b_{ij}\, \varphi(\langle y_i, y_j \rangle),
+    \qquad y_i = G(\xi_i)\, x_i.
 
-* attention profile (beta > 0): ``phi = phi' / beta``, so ``E = sum_ij w_ij / (2 beta n^2)``;
-* linear profile (or beta = 0): ``phi(s) = s``, ``w_ij = b_ij``, so
-  ``E = sum_i <y_i, sum_j w_ij y_j> / (2 n^2)``.
+It reuses the pair sums of the right-hand side: with
+:math:`w_{ij} = b_{ij} \varphi'(s_{ij})`, :math:`s_{ij} = \langle y_i, y_j \rangle`,
 
-For large beta the attention sum overflows although E does not (a collapsed
-state at beta = 700 has ``E = e^700 / 1400 = 7.2e300`` while the sum of its
-``n^2`` weights exceeds the double range for n > 133); then E is recomputed
-with ``e^beta`` factored out (:func:`energy_scaled`).
+* attention profile (:math:`\beta > 0`): :math:`\varphi = \varphi' / \beta`, so
+  :math:`E_h = \sum_{ij} w_{ij} / (2 \beta n^2)`;
+* linear profile (or :math:`\beta = 0`): :math:`\varphi(s) = s`, :math:`w_{ij} = b_{ij}`, so
+  :math:`E_h = \sum_i \langle y_i, \sum_j w_{ij} y_j \rangle / (2 n^2)`.
+
+For large beta the attention sum overflows although :math:`E_h` does not (a collapsed state at
+:math:`\beta = 700` has :math:`E_h = e^{700} / 1400 = 7.2 \cdot 10^{300}` while the sum of its
+:math:`n^2` weights exceeds the double range for :math:`n > 133`); then :math:`E_h` is
+recomputed with :math:`e^\beta` factored out (:func:`energy_scaled`).
 """
 
 import math
@@ -27,14 +33,19 @@ BLOCK_ENTRIES = 1 << 18
 
 
 def energy_gauge(yt, params):
-    """The particle energy E_h of the gauge coordinates ``yt`` (a ``(d, n)`` array).
+    r"""The particle energy :math:`E_h` of the gauge coordinates ``yt`` (a ``(d, n)`` array).
 
-    From the kernel's pair sums (:func:`.rhs.pair_sums`) ``A_i = sum_j w_ij y_j`` and
-    ``Z_i = sum_j w_ij``, ``w_ij = b_ij phi'(<y_i, y_j>)``::
+    From the kernel's pair sums (:func:`.rhs.pair_sums`) :math:`A_i = \sum_j w_{ij} y_j` and
+    :math:`Z_i = \sum_j w_{ij}`, :math:`w_{ij} = b_{ij} \varphi'(\langle y_i, y_j \rangle)`:
 
-        E_h = (1 / (2 n^2)) sum_{i,j} b_ij phi(<y_i, y_j>)
-            = sum_i Z_i / (2 beta n^2)       attention: phi(s) = e^(beta s)/beta
-            = sum_i <y_i, A_i> / (2 n^2)     linear: phi(s) = s
+    .. math::
+
+        E_h = \frac{1}{2 n^2} \sum_{i,j} b_{ij}\, \varphi(\langle y_i, y_j \rangle)
+            = \begin{cases}
+              \sum_i Z_i / (2 \beta n^2) & \text{attention, } \varphi(s) = e^{\beta s} / \beta,
+              \\
+              \sum_i \langle y_i, A_i \rangle / (2 n^2) & \text{linear, } \varphi(s) = s.
+              \end{cases}
 
     Parameters
     ----------
@@ -72,15 +83,20 @@ def energy_gauge(yt, params):
 
 
 def energy_scaled(yt, bias, beta):
-    """E_h of the attention profile without overflow, for ``|b| <= 1`` and ``beta > 0``.
+    r""":math:`E_h` of the attention profile without overflow, for ``|b| <= 1`` and ``beta > 0``.
 
-    With ``s_ij = <y_i, y_j> <= 1``, every term of ``m`` is at most ``|b_ij|``::
+    With :math:`s_{ij} = \langle y_i, y_j \rangle \le 1`, every term of :math:`m` is at most
+    :math:`|b_{ij}|`:
 
-        E = (e^beta / (2 beta)) m,    m = (1/n^2) sum_ij b_ij e^(beta (s_ij - 1))
+    .. math::
 
-    ``m`` is summed over blocks of rows of the pair matrix (at most ``BLOCK_ENTRIES`` entries
-    each, never the whole ``n x n`` matrix for large n).  For ``beta >= 709``, where ``e^beta``
-    overflows, ``E = sign(m) exp(beta - log(2 beta) + log|m|)``.
+        E_h = \frac{e^\beta}{2 \beta}\, m, \qquad
+        m = \frac{1}{n^2} \sum_{ij} b_{ij}\, e^{\beta (s_{ij} - 1)}.
+
+    :math:`m` is summed over blocks of rows of the pair matrix (at most ``BLOCK_ENTRIES``
+    entries each, never the whole ``n x n`` matrix for large n).  For :math:`\beta \ge 709`,
+    where :math:`e^\beta` overflows,
+    :math:`E_h = \operatorname{sign}(m) \exp(\beta - \log(2 \beta) + \log|m|)`.
 
     Parameters
     ----------
@@ -125,20 +141,26 @@ def energy_scaled(yt, bias, beta):
 
 
 def energy_bound(model, xi, n):
-    """An upper bound of E_h over all configurations of ``n`` tokens with labels ``xi``.
+    r"""An upper bound of :math:`E_h` for ``n`` tokens with labels ``xi``, over their states.
 
-    With ``B_ij = b(xi_i, xi_j)``, ``phi(1) = e^beta / beta`` (1 for the linear profile) and
-    ``mean(B) = (1/n^2) sum_ij B_ij``::
+    With :math:`B_{ij} = b(\xi_i, \xi_j)`, :math:`\varphi(1) = e^\beta / \beta` (1 for the
+    linear profile) and :math:`\operatorname{mean}(B) = \frac{1}{n^2} \sum_{ij} B_{ij}`:
 
-        E_h <= phi(1) mean(B) / 2                if B >= 0 entrywise
-        E_h <= phi(1) lambda_max(B) / (2 n)      otherwise
+    .. math::
 
-    * ``B >= 0`` (no bias, the distance bias, a cosine bias whose positions all lie within a
-      quarter period): ``<y_i, y_j> <= 1`` and ``phi`` increases; the bound is attained
-      exactly by the gauge maximizers (all ``y_i`` equal);
-    * otherwise: for the linear profile ``sum_ij b_ij <y_i, y_j> = tr(Y^T B Y) <=
-      n lambda_max(B)``; for the attention profile expand ``e^{beta s}`` in powers of ``s``,
-      each power a Gram matrix of unit vectors.
+        E_h \le \begin{cases}
+                \varphi(1) \operatorname{mean}(B) / 2 & \text{if } B \ge 0
+                \text{ entrywise,} \\
+                \varphi(1)\, \lambda_{\max}(B) / (2 n) & \text{otherwise.}
+                \end{cases}
+
+    * :math:`B \ge 0` (no bias, the distance bias, a cosine bias whose positions all lie within
+      a quarter period): :math:`\langle y_i, y_j \rangle \le 1` and :math:`\varphi` increases;
+      the bound is attained exactly by the gauge maximizers (all :math:`y_i` equal);
+    * otherwise: for the linear profile
+      :math:`\sum_{ij} b_{ij} \langle y_i, y_j \rangle = \operatorname{tr}(Y^T B Y)
+      \le n \lambda_{\max}(B)`; for the attention profile expand :math:`e^{\beta s}` in powers
+      of :math:`s`, each power a Gram matrix of unit vectors.
 
     Parameters
     ----------

@@ -77,6 +77,21 @@ function here names its flags: when these functions are inlined into a
 kernel compiled with full fast math, their instructions keep their own
 flags (a Numba function compiled without flags of its own would take those
 of the caller that compiles it).
+
+References
+----------
+IEEE Std 754-2019, *IEEE Standard for Floating-Point Arithmetic*: the binary64 format whose
+bits ``bits_to_float64``, ``float64_to_bits`` and :func:`scale_pow2` handle, and the
+comparisons with NaN of :func:`saturate`.
+
+W. J. Cody and W. Waite, *Software Manual for the Elementary Functions*, Prentice-Hall (1980):
+the reduction with ``ln 2`` split in two parts (:func:`fexp_in_range`).
+
+G. Estrin, "Organization of computer systems: the fixed plus variable structure computer",
+Proc. Western Joint Computer Conference (1960) 33-40: the evaluation of :func:`poly10`.
+
+J.-M. Muller, *Elementary Functions: Algorithms and Implementation*, 3rd ed., Birkhäuser
+(2016): range reduction, minimax polynomials and their evaluation.
 """
 
 import numpy as np
@@ -138,19 +153,8 @@ def bits_to_float64(typingctx, bits):
     -------
     float
         The double whose bits are ``bits``.
-
-    References
-    ----------
-    IEEE Std 754-2019, *IEEE Standard for Floating-Point Arithmetic* (the binary64 format).
     """
-    if not isinstance(bits, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        value = context.cast(builder, args[0], signature.args[0], types.int64)
-        return builder.bitcast(value, ir.DoubleType())
-
-    return types.float64(bits), codegen
+    return _bitcast(bits, types.Integer, types.int64, types.float64, ir.DoubleType())
 
 
 @intrinsic
@@ -161,30 +165,24 @@ def float64_to_bits(typingctx, x):
 
         bits_to_float64(float64_to_bits(x)) has the bits of x
 
-    A Numba intrinsic: it can be called only from compiled code.
-
-    Parameters
-    ----------
-    x : float
-        A Numba float, cast to float64 first.
-
-    Returns
-    -------
-    int
-        The int64 with the same 64 bits as ``x``.
-
-    References
-    ----------
-    IEEE Std 754-2019, *IEEE Standard for Floating-Point Arithmetic* (the binary64 format).
+    A Numba intrinsic as well: ``x``, a Numba float cast to float64 first, gives the int64 with
+    the same 64 bits.
     """
-    if not isinstance(x, types.Float):
+    return _bitcast(x, types.Float, types.float64, types.int64, ir.IntType(64))
+
+
+def _bitcast(arg, kind, source, target, target_ir):
+    """The typing and code of the two intrinsics: ``arg`` of the Numba type class ``kind`` is
+    cast to ``source``, its bits reinterpreted as ``target`` (LLVM type ``target_ir``); None
+    (no match) for an argument of another kind."""
+    if not isinstance(arg, kind):
         return None
 
     def codegen(context, builder, signature, args):
-        value = context.cast(builder, args[0], signature.args[0], types.float64)
-        return builder.bitcast(value, ir.IntType(64))
+        value = context.cast(builder, args[0], signature.args[0], source)
+        return builder.bitcast(value, target_ir)
 
-    return types.int64(x), codegen
+    return target(arg), codegen
 
 
 @njit(cache=True, fastmath=_FLAGS)
@@ -207,13 +205,6 @@ def poly10(r, c):
     -------
     float
         ``p(r)``.
-
-    References
-    ----------
-    G. Estrin, "Organization of computer systems: the fixed plus variable structure computer",
-    Proc. Western Joint Computer Conference (1960) 33-40.
-    J.-M. Muller, *Elementary Functions: Algorithms and Implementation*, 3rd ed.,
-    Birkhäuser (2016): range reduction, minimax polynomials and their evaluation.
     """
     r2 = r * r
     r4 = r2 * r2
@@ -250,10 +241,6 @@ def scale_pow2(p, t):
     -------
     float
         ``p * 2**k``.
-
-    References
-    ----------
-    IEEE Std 754-2019, *IEEE Standard for Floating-Point Arithmetic* (the binary64 format).
     """
     return bits_to_float64(float64_to_bits(p) + (float64_to_bits(t) << 52))
 
@@ -279,13 +266,6 @@ def fexp_in_range(x):
     -------
     float
         ``exp(x)`` to a relative error of a few ``1e-16``.
-
-    References
-    ----------
-    W. J. Cody and W. Waite, *Software Manual for the Elementary Functions*,
-    Prentice-Hall (1980): the reduction with ``ln 2`` split in two parts.
-    J.-M. Muller, *Elementary Functions: Algorithms and Implementation*, 3rd ed.,
-    Birkhäuser (2016): range reduction, minimax polynomials and their evaluation.
     """
     t = x * LOG2E + SHIFTER
     kf = t - SHIFTER
@@ -303,22 +283,8 @@ def fexp2_in_range(t):
         k = round(t),   f = t - k          (exact, |f| <= 1/2)
         2^t = 2^k p(f ln 2)
 
-    Outside ``[T_LO, T_HI]`` the bits of the result are meaningless (:func:`fexp2` saturates).
-
-    Parameters
-    ----------
-    t : float
-        The exponent, in ``[T_LO, T_HI]``.
-
-    Returns
-    -------
-    float
-        ``2**t`` to a relative error of a few ``1e-16``.
-
-    References
-    ----------
-    J.-M. Muller, *Elementary Functions: Algorithms and Implementation*, 3rd ed.,
-    Birkhäuser (2016): range reduction, minimax polynomials and their evaluation.
+    The exponent ``t`` in ``[T_LO, T_HI]`` gives ``2**t`` to a relative error of a few
+    ``1e-16``; outside, the bits of the result are meaningless (:func:`fexp2` saturates).
     """
     s = t + SHIFTER
     f = t - (s - SHIFTER)
@@ -347,10 +313,6 @@ def saturate(y, x, lo, hi):
     -------
     float
         ``y``, ``inf``, ``0`` or ``nan``.
-
-    References
-    ----------
-    IEEE Std 754-2019, *IEEE Standard for Floating-Point Arithmetic* (comparisons with NaN).
     """
     y = y if x <= hi else x + np.inf
     return 0.0 if x < lo else y
@@ -367,23 +329,8 @@ def fexp(x):
                 = 0          for x < X_LO
                 = nan        for x = nan
 
-    Parameters
-    ----------
-    x : float
-        The argument.
-
-    Returns
-    -------
-    float
-        ``exp(x)``, within a relative error of a few ``1e-16`` of ``numpy.exp`` wherever that
-        is a normal double.
-
-    References
-    ----------
-    W. J. Cody and W. Waite, *Software Manual for the Elementary Functions*,
-    Prentice-Hall (1980): the reduction with ``ln 2`` split in two parts.
-    J.-M. Muller, *Elementary Functions: Algorithms and Implementation*, 3rd ed.,
-    Birkhäuser (2016): range reduction, minimax polynomials and their evaluation.
+    Within a relative error of a few ``1e-16`` of ``numpy.exp`` wherever that is a normal
+    double.
     """
     return saturate(fexp_in_range(x), x, X_LO, X_HI)
 
@@ -399,20 +346,8 @@ def fexp2(t):
                  = 0               for t < T_LO
                  = nan             for t = nan
 
-    Parameters
-    ----------
-    t : float
-        The exponent.
-
-    Returns
-    -------
-    float
-        ``2**t``, to a relative error of a few ``1e-16`` wherever it is a normal double.
-
-    References
-    ----------
-    J.-M. Muller, *Elementary Functions: Algorithms and Implementation*, 3rd ed.,
-    Birkhäuser (2016): range reduction, minimax polynomials and their evaluation.
+    To a relative error of a few ``1e-16`` wherever ``2**t`` is a normal double, as
+    :func:`fexp`.
     """
     return saturate(fexp2_in_range(t), t, T_LO, T_HI)
 

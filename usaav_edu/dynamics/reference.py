@@ -64,20 +64,11 @@ def velocity_reference(model, x, xi, frozen=None):
 
 
 def energy_reference(model, x, xi):
-    """``E_h = (1 / (2 n^2)) sum_ij b_ij phi(<G_i x_i, G_j x_j>)``.
+    r"""The particle energy, summed literally over the pairs.
 
-    Parameters
-    ----------
-    model : Model
-        The model.
-    x : array_like
-        ``(n, d)`` contents.
-    xi : ndarray
-        ``(n,)`` checked labels.
+    .. math:: E_h = \frac{1}{2 n^2} \sum_{ij} b_{ij} \varphi(\langle G_i x_i, G_j x_j \rangle)
 
-    Returns
-    -------
-    float
+    ``model``, ``x`` and ``xi`` are as in :func:`velocity_reference`; the result is a float.
     """
     x = np.asarray(x, dtype=np.float64)
     n = x.shape[0]
@@ -88,20 +79,16 @@ def energy_reference(model, x, xi):
 def rk4_reference(model, x0, xi, dt, n_steps, frozen=None):
     """Fixed-step RK4 with renormalization, in content coordinates (NumPy).
 
+    ``model``, ``xi`` and ``frozen`` are as in :func:`velocity_reference`.
+
     Parameters
     ----------
-    model : Model
-        The model.
     x0 : array_like
         ``(n, d)`` initial contents.
-    xi : ndarray
-        ``(n,)`` checked labels.
     dt : float
         Step.
     n_steps : int
         Number of steps.
-    frozen : array_like of bool or None
-        Tokens that do not move.
 
     Returns
     -------

@@ -1,18 +1,21 @@
-"""The right-hand side of USA-AV in gauge coordinates (Numba).
+r"""The right-hand side of USA-AV in gauge coordinates (Numba).
 
-In gauge coordinates ``y_i = G(xi_i) x_i`` every model of the package has the
-same velocity field (the USA-AV model of chapter 3 of the book, using ``G P_x G^T = P_{G x}``)::
+In gauge coordinates :math:`y_i = G(\xi_i)\, x_i` every model of the package has the same
+velocity field (the USA-AV model of chapter 3 of the book, using
+:math:`G P_x G^T = P_{G x}`):
 
-    dy_i/dt = P_{y_i}( v_i ),     v_i = (1/N_i) sum_j w_ij y_j,
-    w_ij   = b(xi_i, xi_j) * phi'(<y_i, y_j>),
+.. math::
 
-with ``phi'(s) = exp(beta s)`` (attention profile) or ``phi'(s) = 1``
-(linear profile), ``N_i = n`` (USA) or ``N_i = sum_j w_ij`` (SA), and
-``P_y v = v - <y, v> y``.  Frozen tokens contribute to every sum but do not
+    \frac{dy_i}{dt} = P_{y_i}(v_i), \qquad v_i = \frac{1}{N_i} \sum_j w_{ij}\, y_j,
+    \qquad w_{ij} = b(\xi_i, \xi_j)\, \varphi'(\langle y_i, y_j \rangle),
+
+with :math:`\varphi'(s) = e^{\beta s}` (attention profile) or :math:`\varphi'(s) = 1` (linear
+profile), :math:`N_i = n` (USA) or :math:`N_i = \sum_j w_{ij}` (SA), and
+:math:`P_y v = v - \langle y, v \rangle y`.  Frozen tokens contribute to every sum but do not
 move (their velocity is zero).
 
-The pair sums ``A[:, i] = sum_j w_ij y_j`` and ``Z[i] = sum_j w_ij`` cost
-``n**2`` pair interactions.  How they are computed:
+The pair sums :math:`A_i = \sum_j w_{ij} y_j` (the column ``A[:, i]``) and
+:math:`Z_i = \sum_j w_{ij}` cost :math:`n^2` pair interactions.  How they are computed:
 
 * Symmetry.  ``w`` is symmetric, so each unordered pair ``i < j`` is computed
   once and added to both tokens: ``A[:, i] += w_ij y_j`` is a vector
@@ -154,14 +157,18 @@ class KernelParams(NamedTuple):
 
 
 def kernel_params(bias=None, beta=1.0, linear=False, sa=False, mobile=None):
-    """A :class:`KernelParams` with the conventions of the kernel filled in.
+    r"""A :class:`KernelParams` with the conventions of the kernel filled in.
 
-    The parameters select the weights and the normalization of the field::
+    The parameters select the weights and the normalization of the field:
 
-        w_ij = b_ij phi'(<y_i, y_j>),   phi'(s) = exp(beta s)  or  1 (linear)
-        N_i  = n (USA)  or  sum_j w_ij (SA)
+    .. math::
 
-    with ``b_ij = 1`` when ``bias`` is None and every token mobile when ``mobile`` is None.
+        w_{ij} = b_{ij}\, \varphi'(\langle y_i, y_j \rangle), \qquad
+        \varphi'(s) = e^{\beta s} \text{ or } 1 \text{ (linear)}, \qquad
+        N_i = n \text{ (USA) or } \sum_j w_{ij} \text{ (SA)},
+
+    with :math:`b_{ij} = 1` when ``bias`` is None and every token mobile when ``mobile`` is
+    None.
 
     Parameters
     ----------
@@ -202,11 +209,13 @@ IEEE = {"contract"}
 
 @njit(cache=True, fastmath=True)
 def pair_weight(t, bb, j, linear):
-    """The weight ``w = b * phi'(s)`` of one pair from ``t = beta log2(e) s``; ``b = bb[j]``.
+    r"""The weight ``w = b * phi'(s)`` of one pair from ``t = beta log2(e) s``; ``b = bb[j]``.
 
-    With the exponential as a power of two (:func:`.fastexp.fexp2_in_range`)::
+    With the exponential as a power of two (:func:`.fastexp.fexp2_in_range`):
 
-        w = b 2^t = b exp(beta s)    (attention),    w = b    (linear)
+    .. math::
+
+        w = b\, 2^t = b\, e^{\beta s} \text{ (attention)}, \qquad w = b \text{ (linear)}.
 
     ``bb`` is None (then ``b = 1``) or an array by type, so Numba compiles the no-bias case
     without the branch.  ``|t| <= T_FAST`` (checked by :func:`fast_range`).
@@ -239,11 +248,13 @@ def pair_weight(t, bb, j, linear):
 
 @njit(cache=True, fastmath=True)
 def chunk_rows(n, c, nchunks):
-    """The rows ``i`` of chunk ``c``, pairing long and short rows of the triangle ``i < j``.
+    r"""The rows ``i`` of chunk ``c``, pairing long and short rows of the triangle ``i < j``.
 
-    With ``C = nchunks`` chunks::
+    With :math:`C` = ``nchunks`` chunks:
 
-        rows(c) = { 0 <= i < n :  i mod 2C  in  {c, 2C - 1 - c} }
+    .. math::
+
+        \operatorname{rows}(c) = \{\, 0 \le i < n : i \bmod 2C \in \{c, 2C - 1 - c\} \,\}.
 
     Parameters
     ----------
@@ -303,13 +314,16 @@ def load_buffer(yt, buf):
 
 @njit(cache=True, fastmath=True)
 def row3(buf, bb, coef, linear, i, j0, j1):
-    """Pairs ``(i, j)``, ``j0 <= j < j1``, ``d = 3``: add to rows 3 .. 6 of ``buf``.
+    r"""Pairs ``(i, j)``, ``j0 <= j < j1``, ``d = 3``: add to rows 3 .. 6 of ``buf``.
 
     For every ``j`` in ``[j0, j1)`` the weight and both updates (the pair is added to both
-    tokens)::
+    tokens), with ``coef`` :math:`= \beta \log_2 e`:
 
-        w_ij = b_ij 2^(coef <y_i, y_j>),              coef = beta log2(e)
-        A_i += w_ij y_j,   Z_i += w_ij,   A_j += w_ij y_i,   Z_j += w_ij
+    .. math::
+
+        w_{ij} = b_{ij}\, 2^{\mathrm{coef} \langle y_i, y_j \rangle}, \qquad
+        A_i \mathrel{+}= w_{ij} y_j, \quad Z_i \mathrel{+}= w_{ij}, \quad
+        A_j \mathrel{+}= w_{ij} y_i, \quad Z_j \mathrel{+}= w_{ij}.
 
     The loop runs over slices indexed from 0, so that Numba emits no negative-index
     wraparound and LLVM vectorizes it.
@@ -373,14 +387,19 @@ def row3(buf, bb, coef, linear, i, j0, j1):
 
 @njit(cache=True, fastmath=True)
 def row3_pair(buf, bb, bc, coef, linear, i, k, j0, j1):
-    """Pairs ``(i, j)`` and ``(k, j)``, ``j0 <= j < j1``, ``d = 3``: add to rows 3 .. 6 of ``buf``.
+    r"""Pairs ``(i, j)`` and ``(k, j)``, ``j0 <= j < j1``, ``d = 3``: add to rows 3 .. 6 of ``buf``.
 
-    The weights go first to the scratch rows 7 and 8, then one loop adds both rows' terms::
+    The weights go first to the scratch rows 7 and 8, then one loop adds both rows' terms:
 
-        w_ij = b_ij 2^(coef <y_i, y_j>),   w_kj = b_kj 2^(coef <y_k, y_j>)
-        A_i += w_ij y_j,   A_k += w_kj y_j,   A_j += w_ij y_i + w_kj y_k
+    .. math::
 
-    and the same for ``Z`` with ``y`` replaced by 1.
+        w_{ij} = b_{ij}\, 2^{\mathrm{coef} \langle y_i, y_j \rangle}, \qquad
+        w_{kj} = b_{kj}\, 2^{\mathrm{coef} \langle y_k, y_j \rangle},
+
+        A_i \mathrel{+}= w_{ij} y_j, \quad A_k \mathrel{+}= w_{kj} y_j, \quad
+        A_j \mathrel{+}= w_{ij} y_i + w_{kj} y_k,
+
+    and the same for :math:`Z` with :math:`y` replaced by 1.
 
     Parameters
     ----------
@@ -470,13 +489,16 @@ def row3_pair(buf, bb, bc, coef, linear, i, k, j0, j1):
 
 @njit(cache=True, fastmath=True)
 def row_general(buf, bb, coef, linear, i, j0, j1, d):
-    """Pairs ``(i, j)``, ``j0 <= j < j1``, any ``d``: add to rows ``d .. 2d`` of ``buf``.
+    r"""Pairs ``(i, j)``, ``j0 <= j < j1``, any ``d``: add to rows ``d .. 2d`` of ``buf``.
 
     As :func:`row3`, as separate vectorized loops over the scratch rows ``2d + 1`` (``t``) and
-    ``2d + 2`` (``w``)::
+    ``2d + 2`` (``w``):
 
-        t_j = coef <y_i, y_j>,   w_j = b_ij 2^(t_j)
-        A_i += sum_j w_j y_j,   Z_i += sum_j w_j,   A_j += w_j y_i,   Z_j += w_j
+    .. math::
+
+        t_j = \mathrm{coef} \langle y_i, y_j \rangle, \quad w_j = b_{ij}\, 2^{t_j}, \qquad
+        A_i \mathrel{+}= \sum_j w_j y_j, \quad Z_i \mathrel{+}= \sum_j w_j, \quad
+        A_j \mathrel{+}= w_j y_i, \quad Z_j \mathrel{+}= w_j.
 
     Parameters
     ----------
@@ -571,12 +593,15 @@ def row_pairs(buf, bb, coef, linear, i, j0, j1, d):
 
 @njit(cache=True, fastmath=True)
 def chunk_sums(yt, bias, has_bias, beta, linear, rows, buf):
-    """Sums over the pairs ``i < j`` of the given rows ``i``, into ``buf``.
+    r"""Sums over the pairs ``i < j`` of the given rows ``i``, into ``buf``.
 
-    Column tiles of ``BLOCK`` tokens, rows two at a time for ``d = 3``::
+    Column tiles of ``BLOCK`` tokens, rows two at a time for ``d = 3``: for :math:`i` in
+    ``rows`` and :math:`i < j < n`,
 
-        A_i += w_ij y_j,   Z_i += w_ij,   A_j += w_ij y_i,   Z_j += w_ij
-        for i in rows, i < j < n
+    .. math::
+
+        A_i \mathrel{+}= w_{ij} y_j, \quad Z_i \mathrel{+}= w_{ij}, \quad
+        A_j \mathrel{+}= w_{ij} y_i, \quad Z_j \mathrel{+}= w_{ij}.
 
     On return rows ``d .. 2d-1`` of ``buf`` hold this chunk's part of ``A`` and row ``2d`` its
     part of ``Z`` (both without the diagonal).
@@ -636,11 +661,9 @@ def chunk_sums(yt, bias, has_bias, beta, linear, rows, buf):
 
 @njit(cache=True, fastmath=True)
 def diagonal_weights(yt, bias, has_bias, beta, linear, w):
-    """The self-interaction weights ``w_ii`` (vectorized loops), written to ``w``.
+    r"""The self-interaction weights :math:`w_{ii} = b_{ii}\, \varphi'(|y_i|^2)`, into ``w``.
 
-    ::
-
-        w[i] = b_ii phi'(|y_i|^2)
+    Vectorized loops: the squared norms, the exponentials, the bias's diagonal.
 
     Parameters
     ----------
@@ -674,11 +697,10 @@ def diagonal_weights(yt, bias, has_bias, beta, linear, w):
 
 @njit(cache=True, fastmath=True)
 def add_diagonal(yt, bias, has_bias, beta, linear, acc, z):
-    """Add the self-interaction of every token to the pair sums.
+    r"""Add the self-interaction of every token to the pair sums.
 
-    ::
-
-        acc[:, i] += w_ii y_i,   z[i] += w_ii,   w_ii = b_ii phi'(|y_i|^2)
+    With :math:`w_{ii}` of :func:`diagonal_weights`: ``acc[:, i]`` :math:`\mathrel{+}= w_{ii} y_i`
+    and ``z[i]`` :math:`\mathrel{+}= w_{ii}`.
 
     Parameters
     ----------
@@ -741,26 +763,8 @@ def reduce_chunks(bufs, d, acc, z):
 def serial_chunk_sums(yt, bias, has_bias, beta, linear):
     """All pairs ``i < j`` in one chunk (one thread).
 
-    The chunk buffers hold the off-diagonal pair sums::
-
-        sum_c bufs[c, d:2d, i] = sum_{j != i} w_ij y_j
-        sum_c bufs[c, 2d, i]   = sum_{j != i} w_ij
-        w_ij = b_ij phi'(<y_i, y_j>)
-
-    Parameters
-    ----------
-    yt, bias, has_bias, beta, linear
-        The tokens and the kernel's parameters, as :func:`pair_sums` takes them.
-
-    Returns
-    -------
-    ndarray
-        ``(1, 2d + 3, n)`` chunk buffers: rows ``d .. 2d-1`` of ``bufs[c]`` hold chunk ``c``'s
-        part of ``A``, row ``2d`` its part of ``Z`` (without the diagonal).
-
-    References
-    ----------
-    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
+    The parameters, the result (here ``C = 1``) and the references are those of
+    :func:`chunk_buffers`.
     """
     d, n = yt.shape
     bufs = np.empty((1, 2 * d + 3, n))
@@ -773,27 +777,8 @@ def parallel_chunk_sums(yt, bias, has_bias, beta, linear):
     """All pairs ``i < j`` in one chunk per thread, run in parallel.
 
     ``C`` is Numba's thread count.  Only the ``prange`` loop is parallel (no array
-    expressions that Numba would turn into parallel regions of their own).  The chunk
-    buffers hold the off-diagonal pair sums::
-
-        sum_c bufs[c, d:2d, i] = sum_{j != i} w_ij y_j
-        sum_c bufs[c, 2d, i]   = sum_{j != i} w_ij
-        w_ij = b_ij phi'(<y_i, y_j>)
-
-    Parameters
-    ----------
-    yt, bias, has_bias, beta, linear
-        The tokens and the kernel's parameters, as :func:`pair_sums` takes them.
-
-    Returns
-    -------
-    ndarray
-        ``(C, 2d + 3, n)`` chunk buffers: rows ``d .. 2d-1`` of ``bufs[c]`` hold chunk ``c``'s
-        part of ``A``, row ``2d`` its part of ``Z`` (without the diagonal).
-
-    References
-    ----------
-    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
+    expressions that Numba would turn into parallel regions of their own).  The parameters,
+    the result and the references are those of :func:`chunk_buffers`.
     """
     d, n = yt.shape
     nchunks = num_threads()
@@ -806,11 +791,14 @@ def parallel_chunk_sums(yt, bias, has_bias, beta, linear):
 
 @njit(cache=True, fastmath=IEEE)
 def fast_range(yt, beta, linear):
-    """Whether every exponent ``t = beta log2(e) <y_i, y_j>`` is within ``T_FAST``.
+    r"""Whether every exponent ``t = beta log2(e) <y_i, y_j>`` is within ``T_FAST``.
 
-    By Cauchy-Schwarz, ``|<y_i, y_j>| <= |y_i| |y_j| <= max_i |y_i|^2``, so the test is::
+    By Cauchy-Schwarz, :math:`|\langle y_i, y_j \rangle| \le |y_i| |y_j| \le \max_i |y_i|^2`,
+    so the test is (True at once if linear)
 
-        |beta| log2(e) max_i |y_i|^2 <= T_FAST    (True at once if linear)
+    .. math::
+
+        |\beta| \log_2(e) \max_i |y_i|^2 \le T_{\mathrm{FAST}}.
 
     Parameters
     ----------
@@ -845,26 +833,8 @@ def saturated_chunk_sums(yt, bias, has_bias, beta, linear):
     """All pairs ``i < j`` with the saturating :func:`.fastexp.fexp2` (plain loops).
 
     For states outside :func:`fast_range`: weights beyond the double range are ``inf`` or ``0``
-    (and ``nan`` stays ``nan``), as the exact exponential's would be::
-
-        sum_c bufs[c, d:2d, i] = sum_{j != i} w_ij y_j
-        sum_c bufs[c, 2d, i]   = sum_{j != i} w_ij
-        w_ij = b_ij phi'(<y_i, y_j>)
-
-    Parameters
-    ----------
-    yt, bias, has_bias, beta, linear
-        The tokens and the kernel's parameters, as :func:`pair_sums` takes them.
-
-    Returns
-    -------
-    ndarray
-        ``(1, 2d + 3, n)`` chunk buffers: rows ``d .. 2d-1`` of ``bufs[c]`` hold chunk ``c``'s
-        part of ``A``, row ``2d`` its part of ``Z`` (without the diagonal).
-
-    References
-    ----------
-    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
+    (and ``nan`` stays ``nan``), as the exact exponential's would be.  The parameters, the
+    result (here ``C = 1``) and the references are those of :func:`chunk_buffers`.
     """
     d, n = yt.shape
     bufs = np.zeros((1, 2 * d + 3, n))
@@ -887,15 +857,17 @@ def saturated_chunk_sums(yt, bias, has_bias, beta, linear):
 
 @njit(cache=True, fastmath=True)
 def chunk_buffers(yt, bias, has_bias, beta, linear):
-    """The pair sums over ``i < j`` as chunk buffers, by the method that fits the state.
+    r"""The pair sums over ``i < j`` as chunk buffers, by the method that fits the state.
 
     Serial below ``PARALLEL_MIN`` tokens, else parallel; outside :func:`fast_range` (only for
     ``|beta|`` above about 708, or a state that is not on the sphere) the plain saturating
-    loops.  In every case::
+    loops.  In every case the ``C`` buffers hold the off-diagonal pair sums: with
+    :math:`w_{ij} = b_{ij}\, \varphi'(\langle y_i, y_j \rangle)`,
 
-        sum_c bufs[c, d:2d, i] = sum_{j != i} w_ij y_j
-        sum_c bufs[c, 2d, i]   = sum_{j != i} w_ij
-        w_ij = b_ij phi'(<y_i, y_j>)
+    .. math::
+
+        \sum_c \mathtt{bufs}[c, d{:}2d, i] = \sum_{j \ne i} w_{ij}\, y_j, \qquad
+        \sum_c \mathtt{bufs}[c, 2d, i] = \sum_{j \ne i} w_{ij}.
 
     Parameters
     ----------
@@ -910,7 +882,7 @@ def chunk_buffers(yt, bias, has_bias, beta, linear):
 
     References
     ----------
-    Definition 7.1 (ch7-def-bias) of the book: the weights ``w_ij = b_ij phi'(<y_i, y_j>)``.
+    Definition 7.1 (ch7-def-bias) of the book: the weights :math:`w_{ij}`.
     """
     if not fast_range(yt, beta, linear):
         return saturated_chunk_sums(yt, bias, has_bias, beta, linear)
@@ -921,12 +893,15 @@ def chunk_buffers(yt, bias, has_bias, beta, linear):
 
 @njit(cache=True, fastmath=True)
 def pair_sums(yt, bias, has_bias, beta, linear):
-    """The pair sums ``A`` and ``Z`` of the velocity field, diagonal included.
+    r"""The pair sums ``A`` and ``Z`` of the velocity field, diagonal included.
 
-    For every token ``i``::
+    For every token :math:`i` (the column ``A[:, i]`` and the entry ``Z[i]``):
 
-        A[:, i] = sum_j w_ij y_j,    Z[i] = sum_j w_ij,
-        w_ij = b_ij phi'(<y_i, y_j>),   phi'(s) = exp(beta s)  or  1 (linear)
+    .. math::
+
+        A_i = \sum_j w_{ij}\, y_j, \qquad Z_i = \sum_j w_{ij}, \qquad
+        w_{ij} = b_{ij}\, \varphi'(\langle y_i, y_j \rangle), \quad
+        \varphi'(s) = e^{\beta s} \text{ or } 1 \text{ (linear)}.
 
     Weights beyond the double range are ``inf`` or ``0`` (:func:`.fastexp.fexp2`).  Serial below
     ``PARALLEL_MIN`` tokens, parallel above.
@@ -964,13 +939,17 @@ def pair_sums(yt, bias, has_bias, beta, linear):
 
 @njit(cache=True, fastmath=True)
 def finish_velocity(yt, bufs, params, out):
-    """The velocity from the chunk buffers: ``out[:, i] = P_{y_i}(A_i / N_i)``, 0 if frozen.
+    r"""The velocity from the chunk buffers: ``out[:, i] = P_{y_i}(A_i / N_i)``, 0 if frozen.
 
-    With ``A`` the chunks' sums plus the diagonal ``w_ii y_i`` (written straight into
-    ``out``)::
+    With :math:`A` the chunks' sums plus the diagonal :math:`w_{ii} y_i` (written straight into
+    ``out``):
 
-        out_i = (A_i - <y_i, A_i> y_i) / N_i,    N_i = n (USA)  or  Z_i (SA)
-        out_i = 0                                 (frozen token i)
+    .. math::
+
+        \text{out}_i = \frac{A_i - \langle y_i, A_i \rangle y_i}{N_i}, \qquad
+        N_i = n \text{ (USA) or } Z_i \text{ (SA)},
+
+    and :math:`\text{out}_i = 0` for a frozen token :math:`i` (:func:`project_normalize`).
 
     The two scratch rows of the first chunk buffer hold ``w_ii`` and the dot products; its
     ``Z`` row becomes the total ``Z`` for SA.
@@ -1012,6 +991,29 @@ def finish_velocity(yt, bufs, params, out):
             ac = bufs[c, d + k]
             for i in range(n):
                 ok[i] += ac[i]
+    z = bufs[0, 2 * d]
+    if sa:
+        for i in range(n):
+            z[i] += w[i]
+        for c in range(1, nchunks):
+            zc = bufs[c, 2 * d]
+            for i in range(n):
+                z[i] += zc[i]
+    project_normalize(yt, dot, sa, z, n, mobile, has_frozen, out)
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def project_normalize(yt, dot, sa, z, norm, mobile, has_frozen, out):
+    r"""``out_i <- P_{y_i}(out_i) / N_i`` with ``N_i = z_i`` (``sa``) or ``norm``; 0 if frozen.
+
+    The last step of :func:`finish_velocity` and of the fast kernel's
+    :func:`.fastsum.compiled.finish_velocity`, inlined into each (and compiled with its
+    flags): with :math:`a_i` the column ``out[:, i]``, ``dot`` (``(n,)`` scratch) receives
+    :math:`\langle y_i, a_i \rangle`, then ``out[:, i]`` becomes
+    :math:`(a_i - \langle y_i, a_i \rangle y_i) / N_i`, and the columns of the tokens not
+    ``mobile`` are zeroed if ``has_frozen``.
+    """
+    d, n = yt.shape
     for i in range(n):
         dot[i] = 0.0
     for k in range(d):
@@ -1019,25 +1021,15 @@ def finish_velocity(yt, bufs, params, out):
         yk = yt[k]
         for i in range(n):
             dot[i] += yk[i] * ok[i]
-    if sa:
-        z = bufs[0, 2 * d]
-        for i in range(n):
-            z[i] += w[i]
-        for c in range(1, nchunks):
-            zc = bufs[c, 2 * d]
-            for i in range(n):
-                z[i] += zc[i]
-        for k in range(d):
-            ok = out[k]
-            yk = yt[k]
+    for k in range(d):
+        ok = out[k]
+        yk = yt[k]
+        if sa:
             for i in range(n):
                 ok[i] = (ok[i] - dot[i] * yk[i]) / z[i]
-    else:
-        for k in range(d):
-            ok = out[k]
-            yk = yt[k]
+        else:
             for i in range(n):
-                ok[i] = (ok[i] - dot[i] * yk[i]) / n
+                ok[i] = (ok[i] - dot[i] * yk[i]) / norm
     if has_frozen:
         for i in range(n):
             if not mobile[i]:
@@ -1047,12 +1039,17 @@ def finish_velocity(yt, bufs, params, out):
 
 @njit(cache=True)
 def velocity(yt, params, out):
-    """The velocity field ``dy/dt`` at ``yt``, written to ``out``.
+    r"""The velocity field ``dy/dt`` at ``yt``, written to ``out``.
 
-    For every token ``i``, with ``P_y v = v - <y, v> y``::
+    For every token :math:`i`, with :math:`P_y v = v - \langle y, v \rangle y`:
 
-        dy_i/dt = P_{y_i}( (1/N_i) sum_j w_ij y_j ),   dy_i/dt = 0 if frozen
-        w_ij = b_ij phi'(<y_i, y_j>),   N_i = n (USA)  or  sum_j w_ij (SA)
+    .. math::
+
+        \frac{dy_i}{dt} = P_{y_i}\Big(\frac{1}{N_i} \sum_j w_{ij}\, y_j\Big)
+        \quad (0 \text{ if } i \text{ is frozen}), \qquad
+        w_{ij} = b_{ij}\, \varphi'(\langle y_i, y_j \rangle),
+
+    with :math:`N_i = n` (USA) or :math:`N_i = \sum_j w_{ij}` (SA).
 
     Parameters
     ----------

@@ -1000,6 +1000,7 @@ def energy(model, f, xi=None, rho=None):
     Returns
     -------
     float
+        ``E``, from the Fourier coefficients (the last line, by Parseval).
 
     Raises
     ------
@@ -1228,6 +1229,7 @@ def empirical_distance(theta, f, metric="w1"):
     Returns
     -------
     float
+        ``W1``, Kuiper's statistic or ``sup |D|``, as ``metric`` names.
 
     Raises
     ------

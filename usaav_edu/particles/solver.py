@@ -44,7 +44,11 @@ METHODS = tuple(integrators.METHODS)
 
 
 def energy(model, x, xi=None, *, summation="auto", summation_tol=None, tol=None):
-    """The particle energy ``E_h = (1/(2 n^2)) sum_ij b_ij phi(<G_i x_i, G_j x_j>)``.
+    r"""The particle energy of the tokens ``x`` with labels ``xi``.
+
+    .. math::
+
+        E_h = \frac{1}{2 n^2} \sum_{ij} b_{ij}\, \varphi(\langle G_i x_i, G_j x_j \rangle)
 
     Parameters
     ----------
@@ -68,6 +72,7 @@ def energy(model, x, xi=None, *, summation="auto", summation_tol=None, tol=None)
     Returns
     -------
     float
+        ``E_h``, to the relative error ``energy_bound`` of the expansion for fast summation.
 
     Raises
     ------
@@ -87,7 +92,7 @@ def energy(model, x, xi=None, *, summation="auto", summation_tol=None, tol=None)
     >>> round(ue.energy(m, ue.sphere.uniform(32, 3, seed=0)), 4)
     0.6279
 
-    All tokens at one point (collapse) give the largest energy, ``e^beta / (2 beta)``:
+    All tokens at one point (collapse) give the largest energy, :math:`e^\beta / (2 \beta)`:
 
     >>> pole = np.tile([0.0, 0.0, 1.0], (32, 1))
     >>> round(ue.energy(m, pole), 4), round(np.e / 2, 4)
@@ -239,7 +244,7 @@ def _default_step(p):
 
 
 def default_dt(model, xi):
-    """The RK4 step used when ``dt=None``: ``min(0.05, 0.25 / L)``.
+    r"""The RK4 step used when ``dt=None``: :math:`\min(0.05,\ 0.25 / L)`.
 
     Parameters
     ----------
@@ -251,9 +256,10 @@ def default_dt(model, xi):
     Returns
     -------
     float
-        ``L`` estimates the Lipschitz constant of the velocity: ``(1 + beta) e^beta max|b|``
-        for USA, ``1 + beta`` for SA (weights sum to one), ``max|b|`` for the linear profile.
-        ``max|b| = 1`` for every built-in bias, read without building the ``n x n`` matrix
+        :math:`L` estimates the Lipschitz constant of the velocity:
+        :math:`(1 + \beta)\, e^\beta \max|b|` for USA, :math:`1 + \beta` for SA (weights sum
+        to one), :math:`\max|b|` for the linear profile.  :math:`\max|b| = 1` for every
+        built-in bias, read without building the ``n x n`` matrix
         (:meth:`usaav_edu.models.model.Model.bias_facts`); a user-defined bias gives its matrix.
 
     Raises

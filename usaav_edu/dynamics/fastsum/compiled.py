@@ -13,6 +13,7 @@ import numba
 import numpy as np
 from numba import njit
 
+from ..rhs import project_normalize
 from . import expansions as ex
 
 # ---------------------------------------------------------------------- compiled sums
@@ -113,26 +114,9 @@ def evaluate_rows(f, p, cm, nq, m, r):
     """A chunk's sums: ``r[q, j] = sum_a cm[a, q] f[a, j]`` (``j < m``).
 
     Four features at a time into up to four value rows per loop over the tokens, so that each
-    output row is loaded and stored once per four features.
-
-    Parameters
-    ----------
-    f : ndarray
-        ``(>= p, >= m)`` features.
-    p : int
-        Number of features.
-    cm : ndarray
-        ``(p, nq)`` the coefficients times the moments.
-    nq : int
-        Number of value rows.
-    m : int
-        Tokens in the chunk.
-    r : ndarray
-        ``(>= nq, >= m)``, overwritten in columns ``0 .. m-1``.
-
-    Returns
-    -------
-    None
+    output row is loaded and stored once per four features.  ``f, p, nq, m`` are as in
+    :func:`moment_rows`; ``cm`` is ``(p, nq)``, the coefficients times the moments, and ``r``
+    ``(>= nq, >= m)`` is overwritten in its columns ``0 .. m-1``.
     """
     for q in range(nq):
         rq = r[q, :m]
@@ -293,28 +277,8 @@ def scan_forward_token(state, fk, coef, dec, gk, nq, out):
 def scan_backward_token(state, fk, coef, dec, gk, nq, out):
     """One token of the backward recursion: the token's sums, then ``S <- dec (S + f_k g_k)``.
 
-    ``out[q] = sum_a c_a f_a S[q, a]`` with the state before the update.
-
-    Parameters
-    ----------
-    state : ndarray
-        ``(nq, p)`` the state (the tokens after this one), updated.
-    fk : ndarray
-        ``(p,)`` the token's features.
-    coef : ndarray
-        ``(p,)`` coefficients.
-    dec : float
-        ``exp(-lam (xi_k - xi_{k-1}))``.
-    gk : ndarray
-        ``(nq,)`` the token's values.
-    nq : int
-        Value rows.
-    out : ndarray
-        ``(nq,)``, overwritten.
-
-    Returns
-    -------
-    None
+    ``out[q] = sum_a c_a f_a S[q, a]`` with the state before the update.  The parameters are
+    those of :func:`scan_forward_token`, the state ``S`` holding the tokens after this one.
     """
     p = fk.shape[0]
     for q in range(nq):
@@ -557,20 +521,10 @@ def gather_sorted(yt, order, ys):
 
 @njit(cache=True, fastmath=ex.FLAGS)
 def scatter_sum(res_f, res_b, order, res):
-    """``res[:, order[k]] = res_f[:, k] + res_b[:, k]``.
+    """``res[:, order[k]] = res_f[:, k] + res_b[:, k]``: the inverse of :func:`gather_sorted`.
 
-    Parameters
-    ----------
-    res_f, res_b : ndarray
-        ``(nq, n)`` in sorted order.
-    order : ndarray
-        ``(n,)`` int64.
-    res : ndarray
-        ``(nq, n)``, overwritten.
-
-    Returns
-    -------
-    None
+    ``res_f`` and ``res_b`` are the two scans' ``(nq, n)`` sums in sorted order, ``order`` the
+    permutation of :func:`gather_sorted`, ``res`` ``(nq, n)`` is overwritten.
     """
     for q in range(res.shape[0]):
         rq = res[q]
@@ -609,29 +563,10 @@ def finish_velocity(yt, res, sa, factor, mobile, has_frozen, out):
     None
     """
     d, n = yt.shape
-    dot = np.zeros(n)
     for k in range(d):
-        yk = yt[k]
         rk = res[k]
+        ok = out[k]
         for i in range(n):
-            dot[i] += yk[i] * rk[i]
-    if sa:
-        z = res[d]
-        for k in range(d):
-            yk = yt[k]
-            rk = res[k]
-            ok = out[k]
-            for i in range(n):
-                ok[i] = (rk[i] - dot[i] * yk[i]) / z[i]
-    else:
-        for k in range(d):
-            yk = yt[k]
-            rk = res[k]
-            ok = out[k]
-            for i in range(n):
-                ok[i] = (rk[i] - dot[i] * yk[i]) * factor
-    if has_frozen:
-        for i in range(n):
-            if not mobile[i]:
-                for k in range(d):
-                    out[k, i] = 0.0
+            ok[i] = rk[i]
+    project_normalize(yt, np.empty(n), sa, res[d if sa else 0], 1.0 / factor, mobile,
+                      has_frozen, out)

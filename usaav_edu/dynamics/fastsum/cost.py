@@ -24,22 +24,25 @@ BIAS_COST = {"none": 1.0, "cosine": 1.6, "distance": 2.4}
 
 
 def estimated_seconds(kind, n, d, beta, tol, bias="none", rank=None):
-    """The estimated time of one velocity evaluation, direct or fast (a cost model).
+    r"""The estimated time of one velocity evaluation, direct or fast (a cost model).
 
-    ::
+    .. math::
 
-        direct:  T0 + n^2 / R(d),
-                 R(d) = 1.5e9 * 4.2 / (d + 1.2) pairs per second
-        fast:    T0' + s n p (d + 2) c k(bias),    c = 3.3e-10 s,
-                 k = 1 (none), 1.6 (cosine), 2.4 (distance),
-                 s = 2 below PARALLEL_MIN_FAST
+        T_{\mathrm{direct}} = T_0 + \frac{n^2}{R(d)}, \qquad
+        R(d) = \frac{1.5 \cdot 10^9 \cdot 4.2}{d + 1.2} \text{ pairs per second},
 
-    with ``p`` the rank :class:`.kernel.FastKernel` chooses for ``beta`` and ``tol`` (``rank`` when
-    given, the rank of a kernel at hand; else :func:`rank_for`, USA, ``inf`` when ``tol`` is
-    out of reach), ``T0 = 2e-5`` s and ``T0' = 1e-4`` s (the fixed costs of a call),
-    ``s = 2`` where the fast sums run on one thread.  ``R(3)`` is the direct kernel's throughput
-    at large n, ``R(d) / R(3)`` its measured dependence on d, ``c`` and ``k`` the fast kernel's
-    time per token, feature and value row at n = 1e5: calibrated by
+        T_{\mathrm{fast}} = T_0' + s\, n\, p\, (d + 2)\, c\, k_{\mathrm{bias}}, \qquad
+        c = 3.3 \cdot 10^{-10} \text{ s}, \qquad
+        k = 1 \text{ (none)}, 1.6 \text{ (cosine)}, 2.4 \text{ (distance)},
+
+    with :math:`p` the rank :class:`.kernel.FastKernel` chooses for ``beta`` and ``tol``
+    (``rank`` when given, the rank of a kernel at hand; else :func:`rank_for`, USA, ``inf``
+    when ``tol`` is out of reach), :math:`T_0 = 2 \cdot 10^{-5}` s and
+    :math:`T_0' = 10^{-4}` s (the fixed costs of a call), :math:`s = 2` below
+    ``PARALLEL_MIN_FAST`` tokens, where the fast sums run on one thread, else 1.  :math:`R(3)`
+    is the direct kernel's throughput at large n, :math:`R(d) / R(3)` its measured dependence
+    on d, :math:`c` and :math:`k` the fast kernel's time per token, feature and value row at
+    n = 1e5: calibrated by
     ``benchmarks/fast_summation.py`` (the README's "Performance" gives the machine and the
     figures).  They are estimates to choose between the two summations, not promises.
 
@@ -120,16 +123,7 @@ def rank_for(d, beta, tol, bias="none"):
 def crossover_n(d, beta, tol, bias="none"):
     """The smallest ``n`` where fast summation is estimated faster than direct summation.
 
-    Parameters
-    ----------
-    d : int
-        The dimension.
-    beta : float
-        The inverse temperature.
-    tol : float
-        The velocity tolerance.
-    bias : {"none", "cosine", "distance"}
-        The bias.
+    ``d``, ``beta``, ``tol`` and ``bias`` are as in :func:`estimated_seconds`.
 
     Returns
     -------

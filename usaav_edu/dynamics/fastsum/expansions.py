@@ -1,13 +1,16 @@
-"""Separable expansions of the attention weight ``e^{beta <x, y>}`` on the sphere.
+r"""Separable expansions of the attention weight ``e^{beta <x, y>}`` on the sphere.
 
-A feature map ``f = (f_1, ..., f_p)`` of the sphere S^{d-1} and signed coefficients ``c_a``
-give the rank-``p`` approximation ::
+A feature map :math:`f = (f_1, \dots, f_p)` of the sphere :math:`S^{d-1}` and signed
+coefficients :math:`c_a` give the rank-:math:`p` approximation
 
-    e^{beta <x, y>}  ~  K_L(x, y) = sum_a c_a f_a(x) f_a(y),
+.. math::
 
-truncated at a degree ``L``.  It turns a pair sum over ``n^2`` pairs into two sums over ``n``
-tokens (:mod:`.fastsum`).  Three maps, each with a bound ``tau_L`` of the truncation error
-``sup_{|s| <= 1} |e^{beta s} - K_L|`` from the tail of its coefficients:
+    e^{\beta \langle x, y \rangle} \approx K_L(x, y) = \sum_a c_a f_a(x) f_a(y),
+
+truncated at a degree :math:`L`.  It turns a pair sum over :math:`n^2` pairs into two sums
+over :math:`n` tokens (:mod:`.fastsum`).  Three maps, each with a bound :math:`\tau_L` of the
+truncation error :math:`\sup_{|s| \le 1} |e^{\beta s} - K_L|` from the tail of its
+coefficients:
 
 * ``"fourier"`` (d = 2).  With ``x = (cos t, sin t)``, ``y = (cos u, sin u)``, the generating
   function of the modified Bessel functions ``I_k`` gives
@@ -211,19 +214,8 @@ def scaled_spherical_bessel_i(count, b):
     """``i_l(b) e^{-b}``, ``l = 0 .. count - 1``, for ``b >= 0`` (modified spherical Bessel).
 
     The ratios ``i_l / i_{l-1}`` from ``_ratios``, normalized by the Funk-Hecke expansion at
-    ``s = 1`` (``P_l(1) = 1``): ``e^b = sum_l (2l + 1) i_l(b)``.
-
-    Parameters
-    ----------
-    count : int
-        How many orders.
-    b : float
-        ``>= 0``.
-
-    Returns
-    -------
-    ndarray
-        ``(count,)``.
+    ``s = 1`` (``P_l(1) = 1``): ``e^b = sum_l (2l + 1) i_l(b)``.  Parameters and result as
+    in :func:`scaled_bessel_i`.
     """
     return _normalized(count, b, step=1)
 
@@ -253,14 +245,10 @@ def tail_bounds(basis, beta, count):
 
     ``tau_L = sum_{l > L} w_l``, summed explicitly up to ``M = count + 2 ceil(|beta|) + 64``
     plus ``w_M`` for the rest (module docstring), times ``1 + SAFETY`` for the rounding of the
-    computed terms.
+    computed terms.  ``basis`` and ``beta`` are as in :func:`degree_terms`.
 
     Parameters
     ----------
-    basis : str
-        ``"fourier"``, ``"harmonic"`` or ``"taylor"``.
-    beta : float
-        The inverse temperature.
     count : int
         How many degrees.
 
@@ -282,18 +270,13 @@ def coefficients(basis, d, beta, degree):
     Fourier: ``I_0, 2 I_1, 2 I_1, 2 I_2, 2 I_2, ...`` (features ``1, cos t, sin t, cos 2t,
     sin 2t, ...``).  Harmonic: ``4 pi i_l`` repeated ``2l + 1`` times (features ordered by
     :func:`harmonic_order`).  Monomials: ``a_l`` (:func:`economized`) for each multi-index of
-    degree ``l`` (ordered by :func:`monomial_tree`).  Linear: ``[1]``.
+    degree ``l`` (ordered by :func:`monomial_tree`).  Linear: ``[1]``.  ``basis``, ``d`` and
+    ``degree`` are as in :func:`rank`.
 
     Parameters
     ----------
-    basis : str
-        One of ``BASES``.
-    d : int
-        The dimension.
     beta : float
         The inverse temperature.
-    degree : int
-        ``L``.
 
     Returns
     -------
@@ -532,6 +515,14 @@ FLAGS = {"contract", "reassoc", "arcp", "nsz", "afn"}
 BASIS_CODE = {"linear": 0, "fourier": 1, "harmonic": 2, "taylor": 3}
 
 
+@njit(cache=True, fastmath=FLAGS, inline="always")
+def constant_feature(f, m):
+    """``f[0, j] = 1`` for ``j < m``: the constant feature of the linear, Fourier and Taylor maps."""
+    f0 = f[0]
+    for j in range(m):
+        f0[j] = 1.0
+
+
 @njit(cache=True, fastmath=FLAGS)
 def fourier_chunk(c1, s1, degree, f):
     """Fourier features of a chunk: ``f[0] = 1``, ``f[2k-1] = cos kt``, ``f[2k] = sin kt``.
@@ -554,9 +545,7 @@ def fourier_chunk(c1, s1, degree, f):
     None
     """
     m = c1.shape[0]
-    f0 = f[0]
-    for j in range(m):
-        f0[j] = 1.0
+    constant_feature(f, m)
     for k in range(1, degree + 1):
         cp = f[2 * k - 3] if k > 1 else c1
         sp = f[2 * k - 2] if k > 1 else s1
@@ -684,9 +673,7 @@ def taylor_chunk(yc, parent, var, factor, f):
     None
     """
     m = yc.shape[1]
-    f0 = f[0]
-    for j in range(m):
-        f0[j] = 1.0
+    constant_feature(f, m)
     for a in range(1, parent.shape[0]):
         fa = f[a]
         fp = f[parent[a]]
@@ -702,30 +689,13 @@ def chunk_features(code, yc, degree, parent, var, factor, f, scratch):
 
     ``f[a, j] = f_a(y_j)`` for the ``m`` columns ``y_j`` of ``yc``.
 
-    Parameters
-    ----------
-    code : int
-        0 linear, 1 Fourier, 2 harmonic, 3 Taylor.
-    yc : ndarray
-        ``(d, m)`` unit vectors (a view of the state).
-    degree : int
-        ``L``.
-    parent, var, factor : ndarray
-        The Taylor tree (any arrays for the other maps).
-    f : ndarray
-        ``(>= p, >= m)`` output rows.
-    scratch : ndarray
-        ``(7, >= m)`` work rows.
-
-    Returns
-    -------
-    None
+    ``code`` is 0 linear, 1 Fourier, 2 harmonic, 3 Taylor; ``yc`` the ``(d, m)`` unit vectors (a
+    view of the state); ``parent, var, factor`` the Taylor tree (any arrays for the other maps);
+    ``degree``, ``f`` (``p`` rows) and ``scratch`` as in :func:`harmonic_chunk`.
     """
     m = yc.shape[1]
     if code == 0:
-        f0 = f[0]
-        for j in range(m):
-            f0[j] = 1.0
+        constant_feature(f, m)
     elif code == 1:
         fourier_chunk(yc[0], yc[1], degree, f)
     elif code == 2:

@@ -1,62 +1,84 @@
-"""Fast summation: the velocity and the energy in time linear in n, with a chosen error bound.
+r"""Fast summation: the velocity and the energy in time linear in n, with a chosen error bound.
 
 In gauge coordinates every model of the package is plain USA or SA times a bias
-(:mod:`.rhs`)::
+(:mod:`.rhs`):
 
-    A_i = sum_j b_ij phi'(<y_i, y_j>) y_j,
-    Z_i = sum_j b_ij phi'(<y_i, y_j>),
-    v_i = P_{y_i}(A_i / N_i),    N_i = n (USA)  or  Z_i (SA),
-    v_i = 0 for a frozen token,
+.. math::
 
-and the energy is ``E = sum_i Z_i / (2 beta n^2)`` (attention, ``phi(s) = e^{beta s} / beta``)
-or ``E = sum_i <y_i, A_i> / (2 n^2)`` (linear profile).  The direct kernel sums ``n^2`` pairs.
-Here ``phi'(<x, y>) = e^{beta <x, y>}`` is replaced by a truncated separable expansion
-``K_L(x, y) = sum_a c_a f_a(x) f_a(y)`` of rank ``p`` (:mod:`.expansions`: Fourier modes on
-S^1, spherical harmonics on S^2, Taylor monomials in any d), so that
+    A_i = \sum_j b_{ij}\, \varphi'(\langle y_i, y_j \rangle)\, y_j, \qquad
+    Z_i = \sum_j b_{ij}\, \varphi'(\langle y_i, y_j \rangle),
 
-    A_i ~ sum_a c_a f_a(y_i) M_a,    M_a = sum_j b_ij f_a(y_j) [y_j, 1]
+    v_i = P_{y_i}(A_i / N_i), \qquad N_i = n \text{ (USA) or } Z_i \text{ (SA)}, \qquad
+    v_i = 0 \text{ for a frozen token},
 
-costs ``O(n p)`` once the moments ``M`` can be formed without the ``n x n`` bias:
+and the energy is :math:`E = \sum_i Z_i / (2 \beta n^2)` (attention,
+:math:`\varphi(s) = e^{\beta s} / \beta`) or :math:`E = \sum_i \langle y_i, A_i \rangle / (2 n^2)`
+(linear profile).  The direct kernel sums :math:`n^2` pairs.  Here
+:math:`\varphi'(\langle x, y \rangle) = e^{\beta \langle x, y \rangle}` is replaced by a
+truncated separable expansion :math:`K_L(x, y) = \sum_a c_a f_a(x) f_a(y)` of rank :math:`p`
+(:mod:`.expansions`: Fourier modes on :math:`S^1`, spherical harmonics on :math:`S^2`, Taylor
+monomials in any d), so that
 
-* no bias: ``M_a = sum_j f_a(y_j) [y_j, 1]`` is the same for every ``i``;
-* cosine bias ``b_ij = cos(omega (xi_i - xi_j)) = c_i c_j + s_i s_j`` with ``c = cos(omega xi)``,
-  ``s = sin(omega xi)``: two moment sets (weighted by ``c_j`` and ``s_j``), combined per token
-  with ``c_i`` and ``s_i``;
-* distance bias ``b_ij = exp(-lam |xi_i - xi_j|)``: with the tokens sorted by position, the
-  forward recursion ``S_k = exp(-lam (xi_k - xi_{k-1})) S_{k-1} + g_k`` (``g_k`` the token's
-  feature moment) gives the sum over ``j <= k`` and the backward one the sum over ``j > k``
-  (ties have the factor 1); only decays ``exp(-lam d) <= 1`` are formed, never
-  ``exp(+lam xi)``.
+.. math::
+
+    A_i \approx \sum_a c_a f_a(y_i)\, M_a, \qquad M_a = \sum_j b_{ij} f_a(y_j)\, [y_j, 1]
+
+costs :math:`O(n p)` once the moments :math:`M` can be formed without the ``n x n`` bias:
+
+* no bias: :math:`M_a = \sum_j f_a(y_j) [y_j, 1]` is the same for every :math:`i`;
+* cosine bias :math:`b_{ij} = \cos(\omega (\xi_i - \xi_j)) = c_i c_j + s_i s_j` with
+  :math:`c = \cos(\omega \xi)`, :math:`s = \sin(\omega \xi)`: two moment sets (weighted by
+  :math:`c_j` and :math:`s_j`), combined per token with :math:`c_i` and :math:`s_i`;
+* distance bias :math:`b_{ij} = e^{-\lambda |\xi_i - \xi_j|}`: with the tokens sorted by
+  position, the forward recursion :math:`S_k = e^{-\lambda (\xi_k - \xi_{k-1})} S_{k-1} + g_k`
+  (:math:`g_k` the token's feature moment) gives the sum over :math:`j \le k` and the backward
+  one the sum over :math:`j > k` (ties have the factor 1); only decays
+  :math:`e^{-\lambda d} \le 1` are formed, never :math:`e^{+\lambda \xi}`.
 
 A bias gives its structure by ``separable()`` (:class:`usaav_edu.dynamics.parts.SeparableBias`);
 any other bias (a user-defined matrix) has no such structure: :func:`fast_applies` says so.
 
 The error norm.  The projected velocity vanishes at equilibria, so an error relative to each
-``|v_i|`` means nothing there; the scale of the field is the row mass ::
+:math:`|v_i|` means nothing there; the scale of the field is the row mass
 
-    m_i = (1 / N_i) sum_j |b_ij| phi'(<y_i, y_j>),
-    err = max_i |v^_i - v_i| / max_i m_i,
+.. math::
 
-and ``tol`` bounds ``err``.  With ``tau`` the truncation bound of the expansion
-(``|e^{beta s} - K_L(s)| <= tau`` on ``[-1, 1]``) and ``S_i = sum_j |b_ij|``:
+    m_i = \frac{1}{N_i} \sum_j |b_{ij}|\, \varphi'(\langle y_i, y_j \rangle), \qquad
+    \mathrm{err} = \frac{\max_i |\hat v_i - v_i|}{\max_i m_i},
 
-* USA.  ``|v^_i - v_i| <= tau S_i / n`` (``P_y`` does not lengthen vectors).  Always
-  ``m_i >= e^{-|beta|} S_i / n``, so ``err <= tau e^{|beta|}``.  When ``b >= 0`` is positive
-  semi-definite (no bias; the distance bias, whose kernel ``e^{-lam |t|}`` has a positive
-  Fourier transform) and ``beta >= 0``, Jensen's inequality with the weights ``b_ij / sum b``
-  and ``sum_ij b_ij <y_i, y_j> = tr(Y^T B Y) >= 0`` give
-  ``mean_i m_i >= (sum_ij b_ij / n^2) e^{beta tr(Y^T B Y) / sum b} >= mean_i S_i / n``, so
-  ``err <= tau rho`` with ``rho = max_i S_i / mean_i S_i`` (1 without bias).  The kernel
-  uses ``tau min(rho, e^{|beta|})`` where this holds, else ``tau e^{|beta|}``.
-* SA (``b >= 0``).  ``m_i = 1``; with ``|A_i| <= Z_i``, ``|A^_i - A_i| <= tau S_i``,
-  ``|Z^_i - Z_i| <= tau S_i`` and ``Z_i >= e^{-|beta|} S_i`` ::
+and ``tol`` bounds :math:`\mathrm{err}`.  With :math:`\tau` the truncation bound of the
+expansion (:math:`|e^{\beta s} - K_L(s)| \le \tau` on :math:`[-1, 1]`) and
+:math:`S_i = \sum_j |b_{ij}|`:
 
-      |A^_i / Z^_i - A_i / Z_i| <= 2 tau S_i / Z^_i
-                                <= 2 tau / (e^{-|beta|} - tau).
+* USA.  :math:`|\hat v_i - v_i| \le \tau S_i / n` (:math:`P_y` does not lengthen vectors).
+  Always :math:`m_i \ge e^{-|\beta|} S_i / n`, so :math:`\mathrm{err} \le \tau e^{|\beta|}`.
+  When :math:`b \ge 0` is positive semi-definite (no bias; the distance bias, whose kernel
+  :math:`e^{-\lambda |t|}` has a positive Fourier transform) and :math:`\beta \ge 0`, Jensen's
+  inequality with the weights :math:`b_{ij} / \sum b` and
+  :math:`\sum_{ij} b_{ij} \langle y_i, y_j \rangle = \operatorname{tr}(Y^T B Y) \ge 0` give
 
-* The energy, relative to ``E~ = sum_ij |b_ij| e^{beta s_ij} / (2 |beta| n^2)`` (``|E|`` when
-  ``b >= 0``): ``|E^ - E| <= tau sum |b| / (2 |beta| n^2)``, so the relative error is at most
-  ``tau`` in the semi-definite case (Jensen as above) and ``tau e^{|beta|}`` otherwise.
+  .. math::
+
+      \operatorname{mean}_i m_i \ge \frac{\sum_{ij} b_{ij}}{n^2}\,
+      e^{\beta \operatorname{tr}(Y^T B Y) / \sum b} \ge \frac{\operatorname{mean}_i S_i}{n},
+
+  so :math:`\mathrm{err} \le \tau \rho` with :math:`\rho = \max_i S_i / \operatorname{mean}_i S_i`
+  (1 without bias).  The kernel uses :math:`\tau \min(\rho, e^{|\beta|})` where this holds,
+  else :math:`\tau e^{|\beta|}`.
+* SA (:math:`b \ge 0`).  :math:`m_i = 1`; with :math:`|A_i| \le Z_i`,
+  :math:`|\hat A_i - A_i| \le \tau S_i`, :math:`|\hat Z_i - Z_i| \le \tau S_i` and
+  :math:`Z_i \ge e^{-|\beta|} S_i`,
+
+  .. math::
+
+      \Big|\frac{\hat A_i}{\hat Z_i} - \frac{A_i}{Z_i}\Big|
+      \le \frac{2 \tau S_i}{\hat Z_i} \le \frac{2 \tau}{e^{-|\beta|} - \tau}.
+
+* The energy, relative to
+  :math:`\tilde E = \sum_{ij} |b_{ij}| e^{\beta s_{ij}} / (2 |\beta| n^2)` (:math:`|E|` when
+  :math:`b \ge 0`): :math:`|\hat E - E| \le \tau \sum |b| / (2 |\beta| n^2)`, so the relative
+  error is at most :math:`\tau` in the semi-definite case (Jensen as above) and
+  :math:`\tau e^{|\beta|}` otherwise.
 * The linear profile is exact (rank 1), bound 0.
 
 The degree ``L`` is the smallest whose velocity bound is at most ``tol``
@@ -363,17 +385,7 @@ class FastKernel:
     def sums_reference(self, yt, need_z=True):
         """:meth:`sums` by plain NumPy (dense features, Python loops for the distance bias).
 
-        Parameters
-        ----------
-        yt : ndarray
-            ``(d, n)`` float64 unit vectors.
-        need_z : bool
-            Also the row sums ``Z``.
-
-        Returns
-        -------
-        ndarray
-            ``(d + 1, n)`` if ``need_z`` else ``(d, n)``.
+        The parameters and the result are those of :meth:`sums`.
         """
         n = self._check_state(yt)
         f = ex.features_reference(self.basis, self.degree, yt)
@@ -528,19 +540,10 @@ def degree_plan(basis, d, beta, tol, sa, psd, ratio=1.0):
 
 
 def distance_row_sums(xi, lam):
-    """``S_i = sum_j exp(-lam |xi_i - xi_j|)`` in time ``O(n log n)`` (two recursions).
+    r"""The row sums :math:`S_i = \sum_j e^{-\lambda |\xi_i - \xi_j|}` of the distance bias.
 
-    Parameters
-    ----------
-    xi : ndarray
-        ``(n,)`` positions.
-    lam : float
-        ``>= 0``.
-
-    Returns
-    -------
-    ndarray
-        ``(n,)``.
+    For the ``(n,)`` positions ``xi`` and ``lam`` :math:`= \lambda \ge 0`, the ``(n,)`` sums in
+    time :math:`O(n \log n)`: two recursions over the sorted positions.
     """
     n = xi.shape[0]
     order = np.argsort(xi, kind="stable")
@@ -628,20 +631,13 @@ def build_fast_kernel(model, xi, d, tol, mobile=None):
     """The :class:`FastKernel` of a model where fast summation applies (not checked again).
 
     :func:`fast_kernel` without the question :func:`fast_applies` (asked once per run by the
-    caller): the bias's ``separable()`` gives its kind and parameters.
+    caller): the bias's ``separable()`` gives its kind and parameters.  ``xi``, ``d``, ``tol``
+    and ``mobile`` are as in :func:`fast_kernel`.
 
     Parameters
     ----------
     model : Model
         A model for which :func:`fast_applies` is None.
-    xi : ndarray
-        ``(n,)`` checked labels.
-    d : int
-        The dimension.
-    tol : float
-        The velocity tolerance.
-    mobile : ndarray of bool or None
-        ``(n,)`` the tokens that move.
 
     Returns
     -------

@@ -215,29 +215,7 @@ def _entry_point(dispatcher, *args):
 def velocity(yt, params, out):
     """``out = dy/dt`` at ``yt``: one call of the compiled :func:`usaav_edu.dynamics.rhs.velocity`.
 
-    For every token ``i``, with ``P_y v = v - <y, v> y``::
-
-        dy_i/dt = P_{y_i}( (1/N_i) sum_j w_ij y_j ),   dy_i/dt = 0 if frozen
-        w_ij = b_ij phi'(<y_i, y_j>),   N_i = n (USA)  or  sum_j w_ij (SA)
-
-    Parameters
-    ----------
-    yt : ndarray
-        ``(d, n)`` gauge coordinates.
-    params : KernelParams
-        The kernel's parameters.
-    out : ndarray
-        ``(d, n)``, overwritten.
-
-    Returns
-    -------
-    ndarray
-        ``out``.
-
-    References
-    ----------
-    Definition 1.1 (ch1-def-sa-usa) and Definition 7.1 (ch7-def-bias) of the book; Theorem 4.1
-    (ch4-thm-conjugacy): the model in gauge coordinates.
+    Its field, parameters and references are those of that function; this one returns ``out``.
     """
     rhs_velocity(yt, params, out)
     return out
@@ -470,16 +448,13 @@ class AdaptiveStepper:
         (:class:`~.controller.Controller`; a fifth of ``h`` after a non-finite trial), then
         the retraction.
 
+        ``yt``, ``t``, ``t_end`` and ``field`` are as in :meth:`FixedStepper.advance`; the
+        references are those of the module docstring.
+
         Parameters
         ----------
-        yt : ndarray
-            The state, changed in place.
-        t, t_end : float
-            Start and end times.
         h : float
             The first step to try.
-        field : callable
-            As for :meth:`FixedStepper.advance`.
         control : Control
             Tolerances, step budget and progress callback (and ``h_min`` for the default
             controller).
@@ -499,15 +474,6 @@ class AdaptiveStepper:
             below ``max(h_min, 4 eps |t|)``: below ``4 eps |t|`` the time no longer advances.
             It ends with ``Outcome.MAX_STEPS`` after ``max_steps`` trial steps and with
             ``Outcome.STOPPED`` when ``report`` returns True.
-
-        References
-        ----------
-        J. R. Dormand and P. J. Prince, "A family of embedded Runge-Kutta formulae",
-        J. Comput. Appl. Math. 6 (1980) 19-26.
-        E. Hairer, S. P. Norsett, G. Wanner, *Solving Ordinary Differential Equations I*,
-        2nd ed., Springer (1993), section II.4 (step size control).
-        P.-A. Absil, R. Mahony, R. Sepulchre, *Optimization Algorithms on Matrix Manifolds*,
-        Princeton University Press (2008), section 4.1 (retractions).
         """
         tab = self.tableau
         rtol, atol, h_min, max_steps, report = control
