@@ -17,8 +17,8 @@ __all__ = ["FrameRun", "Status", "run_frames"]
 
 
 class Status(Enum):
-    """How a run of :func:`usaav_edu.simulate` or :func:`usaav_edu.meanfield.solve` ended (the
-    :class:`~usaav_edu.Trajectory`'s or the density trajectory's ``status``);
+    """How a run of :func:`usaav_edu.simulate` or :func:`usaav_edu.meanfield.solver.solve`
+    ended (the ``status`` of a :class:`~usaav_edu.Trajectory` or a density trajectory);
     ``status.message`` says what it means.
 
     A run that does not complete raises (an :class:`usaav_edu.errors.IntegrationError`, or for
