@@ -40,8 +40,9 @@ def energy_gauge(yt, params):
 
     .. math::
 
-        E_h = \frac{1}{2 n^2} \sum_{i,j} b_{ij}\, \varphi(\langle y_i, y_j \rangle)
-            = \begin{cases}
+        E_h = \frac{1}{2 n^2} \sum_{i,j} b_{ij}\, \varphi(\langle y_i, y_j \rangle),
+
+        E_h = \begin{cases}
               \sum_i Z_i / (2 \beta n^2) & \text{attention, } \varphi(s) = e^{\beta s} / \beta,
               \\
               \sum_i \langle y_i, A_i \rangle / (2 n^2) & \text{linear, } \varphi(s) = s.

@@ -164,7 +164,8 @@ def kernel_params(bias=None, beta=1.0, linear=False, sa=False, mobile=None):
     .. math::
 
         w_{ij} = b_{ij}\, \varphi'(\langle y_i, y_j \rangle), \qquad
-        \varphi'(s) = e^{\beta s} \text{ or } 1 \text{ (linear)}, \qquad
+        \varphi'(s) = e^{\beta s} \text{ or } 1 \text{ (linear)},
+
         N_i = n \text{ (USA) or } \sum_j w_{ij} \text{ (SA)},
 
     with :math:`b_{ij} = 1` when ``bias`` is None and every token mobile when ``mobile`` is
@@ -321,7 +322,8 @@ def row3(buf, bb, coef, linear, i, j0, j1):
 
     .. math::
 
-        w_{ij} = b_{ij}\, 2^{\mathrm{coef} \langle y_i, y_j \rangle}, \qquad
+        w_{ij} = b_{ij}\, 2^{\mathrm{coef} \langle y_i, y_j \rangle},
+
         A_i \mathrel{+}= w_{ij} y_j, \quad Z_i \mathrel{+}= w_{ij}, \quad
         A_j \mathrel{+}= w_{ij} y_i, \quad Z_j \mathrel{+}= w_{ij}.
 
@@ -496,7 +498,8 @@ def row_general(buf, bb, coef, linear, i, j0, j1, d):
 
     .. math::
 
-        t_j = \mathrm{coef} \langle y_i, y_j \rangle, \quad w_j = b_{ij}\, 2^{t_j}, \qquad
+        t_j = \mathrm{coef} \langle y_i, y_j \rangle, \quad w_j = b_{ij}\, 2^{t_j},
+
         A_i \mathrel{+}= \sum_j w_j y_j, \quad Z_i \mathrel{+}= \sum_j w_j, \quad
         A_j \mathrel{+}= w_j y_i, \quad Z_j \mathrel{+}= w_j.
 
@@ -899,7 +902,8 @@ def pair_sums(yt, bias, has_bias, beta, linear):
 
     .. math::
 
-        A_i = \sum_j w_{ij}\, y_j, \qquad Z_i = \sum_j w_{ij}, \qquad
+        A_i = \sum_j w_{ij}\, y_j, \qquad Z_i = \sum_j w_{ij},
+
         w_{ij} = b_{ij}\, \varphi'(\langle y_i, y_j \rangle), \quad
         \varphi'(s) = e^{\beta s} \text{ or } 1 \text{ (linear)}.
 

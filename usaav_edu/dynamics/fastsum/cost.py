@@ -32,8 +32,9 @@ def estimated_seconds(kind, n, d, beta, tol, bias="none", rank=None):
         R(d) = \frac{1.5 \cdot 10^9 \cdot 4.2}{d + 1.2} \text{ pairs per second},
 
         T_{\mathrm{fast}} = T_0' + s\, n\, p\, (d + 2)\, c\, k_{\mathrm{bias}}, \qquad
-        c = 3.3 \cdot 10^{-10} \text{ s}, \qquad
-        k = 1 \text{ (none)}, 1.6 \text{ (cosine)}, 2.4 \text{ (distance)},
+        c = 3.3 \cdot 10^{-10} \text{ s},
+
+        k_{\mathrm{bias}} = 1 \text{ (none)}, 1.6 \text{ (cosine)}, 2.4 \text{ (distance)},
 
     with :math:`p` the rank :class:`.kernel.FastKernel` chooses for ``beta`` and ``tol``
     (``rank`` when given, the rank of a kernel at hand; else :func:`rank_for`, USA, ``inf``
