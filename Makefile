@@ -105,7 +105,8 @@ test: check widget-js chromium
 	$(STATIC_PAGE) $(VENV)/bin/jupyter-book build . -W -n --keep-going
 	$(STUDENT_EDITION)
 	$(ASSEMBLE_SITE)
-	$(PY) -m pytest -q -n auto --dist loadfile tests/browser tests/test_slides_pdf.py
+	$(PY) -m pytest -q -n auto --dist loadfile -m "not lab" tests/browser tests/test_slides_pdf.py
+	$(PY) -m pytest -q -p no:xdist -m lab tests/browser
 
 # The seminar kit (README, "For instructors"): the student edition without solutions
 # (_build/student/_build/html), one reveal.js deck per session from book/seminar/slides/

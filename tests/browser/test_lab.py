@@ -52,6 +52,9 @@ from tools import lab_cites, lab_refs, setup_cell
 from .pages import ROOT, SITE
 
 BOOK = ROOT / "book"
+#: every check here talks to a JupyterLab server: run alone (`make test` runs `-m lab` on its own)
+pytestmark = pytest.mark.lab
+
 CHAPTER = "ch01_particles.ipynb"
 EXERCISE = "ch1-ex-normalization"    # an exercise of the chapter, with a dropdown solution
 THEOREM = "ch1-thm-ascent"           # a prf:theorem of the chapter, cited by {prf:ref}

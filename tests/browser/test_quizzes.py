@@ -153,6 +153,9 @@ def _run_first_cell(page, timeout_s):
     prompt = page.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt").first
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
+        dialog = page.locator(".jp-Dialog")
+        if dialog.count():
+            pytest.fail(f"JupyterLab shows a dialog over the notebook: {dialog.first.inner_text()!r}")
         page.locator(".jp-NotebookPanel .jp-CodeCell .cm-content").first.click()
         page.keyboard.press("Control+Enter")
         if wait_for(lambda: re.search(r"\[(\*|\d+)\]", prompt.inner_text()), timeout=5):
@@ -160,6 +163,7 @@ def _run_first_cell(page, timeout_s):
     pytest.fail(f"JupyterLab did not run the cell within {timeout_s} s")
 
 
+@pytest.mark.lab
 def test_the_quiz_runs_in_jupyterlab(browser, lab_notebook):
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
