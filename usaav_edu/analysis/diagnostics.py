@@ -10,6 +10,8 @@ one block, so that a summary of a run of tens of thousands of tokens costs
 megabytes, not gigabytes.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .. import _validate as v
@@ -145,7 +147,7 @@ def dirac_distance(x):
 
 
 @v.renamed_keywords(tol="cluster_tol")
-def clusters(x, cluster_tol=1e-3):
+def clusters(x, cluster_tol=1e-3, *, min_size=1):
     r"""Cluster labels: i and j share a cluster when a chain of points links them with steps < tol.
 
     (Single linkage: the connected components of the graph :math:`|x_i - x_j| < \mathrm{tol}`,
@@ -169,6 +171,10 @@ def clusters(x, cluster_tol=1e-3):
         ``(n, d)`` unit vectors, one frame.
     cluster_tol : float
         Link distance ``tol``, > 0 (the keyword ``tol=`` is deprecated).
+    min_size : int
+        The fewest points a cluster holds, >= 1: the points of a smaller group (stragglers)
+        get the label -1 and the clusters left are numbered 0..k-1 in order of first
+        appearance.  1 (the default): every group is a cluster.
 
     Returns
     -------
@@ -187,6 +193,24 @@ def clusters(x, cluster_tol=1e-3):
     """
     x = v.points_on_sphere("x", x)
     tol = v.real_scalar("cluster_tol", cluster_tol, minimum=0.0, strict=True)
+    min_size = v.integer("min_size", min_size, minimum=1)
+    return _without_stragglers(_linked(x, tol), min_size)
+
+
+def _without_stragglers(labels, min_size):
+    """``labels`` with the groups of fewer than ``min_size`` points set to -1 and the others
+    renumbered 0..k-1 in order of first appearance."""
+    if min_size == 1:
+        return labels
+    sizes = np.bincount(labels)
+    kept = sizes >= min_size
+    new = np.full(sizes.size, -1, dtype=np.int64)
+    new[kept] = np.arange(int(kept.sum()))   # labels are in order of first appearance already
+    return new[labels]
+
+
+def _linked(x, tol):
+    """The single-linkage labels of :func:`clusters` (checked ``x`` and ``tol``)."""
     n, d = x.shape
     if n * n <= BLOCK_ENTRIES:
         return _clusters_of_graph(np.maximum(0.0, 2.0 - 2.0 * (x @ x.T)) < tol * tol)
@@ -259,21 +283,14 @@ def _clusters_of_graph(adj):
 
 
 @v.renamed_keywords(tol="cluster_tol")
-def cluster_count(x, cluster_tol=1e-3):
-    """Number of clusters of :func:`clusters` at link distance ``cluster_tol``.
+def cluster_count(x, cluster_tol=1e-3, *, min_size=1):
+    """Number of clusters of :func:`clusters` at link distance ``cluster_tol`` that hold at
+    least ``min_size`` points (stragglers in smaller groups are not counted; 0 when no group
+    is that large).
 
-    Parameters
-    ----------
-    x : array_like
-        ``(n, d)`` unit vectors, one frame.
-    cluster_tol : float
-        Link distance, > 0 (the keyword ``tol=`` is deprecated).
-
-    Returns
-    -------
-    int
+    ``x``, ``cluster_tol`` and ``min_size`` as for :func:`clusters`; returns an int.
     """
-    return int(clusters(x, cluster_tol).max() + 1)
+    return int(clusters(x, cluster_tol, min_size=min_size).max() + 1)
 
 
 def orbit_residual(model, x, xi):
@@ -313,6 +330,153 @@ def orbit_residual(model, x, xi):
     if nm == 0.0:
         return 2.0
     return float(np.max(np.linalg.norm(y - m / nm, axis=1)))
+
+
+class Merges(NamedTuple):
+    """The frames at which the cluster count of a run falls (:func:`merge_times`): merge ``m``
+    happened in ``(t_before[m], t[m]]``, the count going from ``before[m]`` to ``after[m]``."""
+
+    t: np.ndarray
+    t_before: np.ndarray
+    before: np.ndarray
+    after: np.ndarray
+
+
+def merge_times(traj, cluster_tol=1e-3, *, min_size=1):
+    r"""When clusters merge: the frames at which :func:`cluster_count` falls.
+
+    With :math:`c_f` the count of frame :math:`f` (link distance ``cluster_tol``, groups of
+    fewer than ``min_size`` points not counted), every :math:`f` with :math:`c_f < c_{f-1}` is
+    a merge in :math:`(t_{f-1}, t_f]`: the times are known to the frame spacing, so store
+    frames densely where merges are expected (``n_frames``, or a log-spaced series of runs).
+    A count that rises (a straggler group reaching ``min_size``, or points drifting apart
+    beyond ``cluster_tol``) is not a merge and is not listed.
+
+    Parameters
+    ----------
+    traj : Trajectory
+        The run.
+    cluster_tol, min_size
+        As for :func:`clusters`.
+
+    Returns
+    -------
+    Merges
+        ``t``, ``t_before``, ``before`` and ``after``, one entry per merge, in time order.
+
+    Examples
+    --------
+    >>> import usaav_edu as ue
+    >>> model, x0, xi = ue.experiments.setup("usa", n=16, d=2, beta=4.0,
+    ...                                      seed=0)
+    >>> traj = ue.simulate(model, x0, xi, t_max=200.0, n_frames=201)
+    >>> m = ue.diagnostics.merge_times(traj)
+    >>> int(m.before[0]) > int(m.after[-1]) == 1
+    True
+    """
+    traj = _trajectory(traj)
+    tol = v.real_scalar("cluster_tol", cluster_tol, minimum=0.0, strict=True)
+    min_size = v.integer("min_size", min_size, minimum=1)
+    counts = np.array([cluster_count(xf, tol, min_size=min_size) for xf in traj.x],
+                      dtype=np.int64)
+    f = 1 + np.flatnonzero(counts[1:] < counts[:-1])
+    return Merges(traj.t[f].copy(), traj.t[f - 1].copy(), counts[f - 1], counts[f])
+
+
+def modes(traj, kmax):
+    r"""Mode amplitudes of the empirical measure: Fourier on the circle, degree powers on S^2.
+
+    On the circle (``d = 2``, :math:`x_j = (\cos\theta_j, \sin\theta_j)`), the amplitudes of
+    the Fourier modes (the Kuramoto-Daido order parameters)
+
+    .. math::
+
+        r_k = \Big| \frac{1}{n} \sum_{j=1}^n e^{i k \theta_j} \Big|, \qquad k = 1, \dots,
+        k_{\max};
+
+    on :math:`S^2` (``d = 3``), the power of degree :math:`l` of the spherical-harmonic
+    expansion, by the addition theorem
+
+    .. math::
+
+        p_l = \frac{1}{n^2} \sum_{i,j} P_l(\langle x_i, x_j \rangle),
+
+        p_l = \sum_{m=0}^{l} \Big| \frac{1}{n} \sum_j S_l^m(\cos\vartheta_j)\,
+              e^{i m \varphi_j} \Big|^2, \qquad l = 1, \dots, k_{\max},
+
+    with :math:`P_l` the Legendre polynomials and :math:`S_l^m` the Schmidt semi-normalized
+    associated Legendre functions, computed in :math:`O(n\, k_{\max}^2)` per frame (no pair
+    sum).  Both lie in :math:`[0, 1]`, are 1 for every mode at a Dirac mass and about
+    :math:`1/\sqrt{n}` (:math:`r_k`) or :math:`1/n` (:math:`p_l`) for independent uniform
+    points; :math:`r_k^2` is the circle's degree power, the same sum with
+    :math:`\cos(k\,\cdot)` in place of :math:`P_l`.  Other dimensions are refused.
+
+    Parameters
+    ----------
+    traj : Trajectory or array_like
+        A run (every frame), or one ``(n, d)`` frame of unit vectors.
+    kmax : int
+        The highest mode, >= 1.
+
+    Returns
+    -------
+    ndarray
+        ``(F, kmax)`` for a run (column ``k - 1`` holds mode ``k``), ``(kmax,)`` for a frame.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import usaav_edu as ue
+    >>> theta = np.array([0.0, np.pi])   # antipodes: even modes only
+    >>> x = np.stack([np.cos(theta), np.sin(theta)], axis=1)
+    >>> np.round(ue.diagnostics.modes(x, 4), 12).tolist()
+    [0.0, 1.0, 0.0, 1.0]
+    """
+    kmax = v.integer("kmax", kmax, minimum=1)
+    if isinstance(traj, Trajectory):
+        frames, one = traj.x, False
+    else:
+        frames, one = v.points_on_sphere("traj", traj)[None], True
+    d = frames.shape[2]
+    if d not in (2, 3):
+        raise ValueError(f"modes are defined here on the circle (d = 2) and on S^2 (d = 3), "
+                         f"got d = {d}")
+    out = np.array([_fourier_amplitudes(x, kmax) if d == 2 else _degree_powers(x, kmax)
+                    for x in frames])
+    return out[0] if one else out
+
+
+def _fourier_amplitudes(x, kmax):
+    r""":math:`|(1/n) \sum_j z_j^k|`, ``k = 1..kmax``, with :math:`z_j = x_{j1} + i x_{j2}`."""
+    z = x[:, 0] + 1j * x[:, 1]
+    return np.abs(np.mean(z[None, :] ** np.arange(1, kmax + 1)[:, None], axis=1))
+
+
+def _degree_powers(x, lmax):
+    r""":math:`p_l` of :func:`modes` on S^2 from the Schmidt semi-normalized functions:
+    :math:`S_0^0 = 1`, :math:`S_1^1 = s`, :math:`S_m^m = \sqrt{(2m-1)/(2m)}\, s\, S_{m-1}^{m-1}`
+    and :math:`S_l^m = ((2l-1) z S_{l-1}^m - \sqrt{(l-1)^2 - m^2}\, S_{l-2}^m) /
+    \sqrt{l^2 - m^2}` (:math:`z = \cos\vartheta`, :math:`s = \sin\vartheta`)."""
+    z = np.clip(x[:, 2], -1.0, 1.0)
+    s = np.hypot(x[:, 0], x[:, 1])
+    e = np.where(s > 0, (x[:, 0] + 1j * x[:, 1]) / np.where(s > 0, s, 1.0), 1.0)
+    power = np.zeros(lmax + 1)
+    smm = np.ones_like(z)
+    em = np.ones_like(e)
+    for m in range(lmax + 1):
+        if m == 1:
+            smm = s.copy()
+        elif m > 1:
+            smm = np.sqrt((2 * m - 1) / (2 * m)) * s * smm
+        if m > 0:
+            em = em * e
+        prev, cur = np.zeros_like(z), smm
+        for l in range(m, lmax + 1):
+            if l > m:
+                prev, cur = cur, (((2 * l - 1) * z * cur - np.sqrt((l - 1) ** 2 - m * m) * prev)
+                                  / np.sqrt(l * l - m * m))
+            power[l] += abs(np.mean(cur * em)) ** 2
+    return power[1:]
 
 
 def series(traj, fn, *args, **kwargs):
