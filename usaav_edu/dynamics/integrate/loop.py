@@ -24,7 +24,8 @@ class Status(Enum):
     A run that does not complete raises (an :class:`usaav_edu.errors.IntegrationError`, or for
     a density an :class:`usaav_edu.errors.UnresolvedError`), or, with ``on_failure="return"``,
     returns the frames computed so far with one of the other statuses: ``MAX_STEPS`` and
-    ``FAILED`` come from either solver, ``UNRESOLVED`` from the density solver only.
+    ``FAILED`` from the particle solver, ``UNRESOLVED`` from the density solver (whose failed
+    integrations always raise).
     """
 
     COMPLETED = "the run reached t_max"
