@@ -299,7 +299,80 @@ class CosineBias(_BiasBase):
 
 
 
-BUILT_IN = {"none": NoBias, "distance": DistanceBias, "cosine": CosineBias}
+@dataclass(frozen=True)
+class CausalBias(_BiasBase):
+    r"""The causal mask with an ALiBi decay: ``b(xi, zeta) = exp(-lam (xi - zeta))`` if ``zeta <= xi``, else 0.
+
+    Token ``i`` (the query, ``xi = xi_i``) attends to the tokens at positions
+    ``xi_j <= xi_i``, the nearer ones more (Karagodin, Polyanskiy and Rigollet, "Clustering
+    in causal attention masking", arXiv:2411.04990; ALiBi, Press, Smith and Lewis,
+    arXiv:2108.12409); ``lam = 0`` is the plain causal mask.  The matrix is not symmetric,
+    so the dynamics is not a gradient flow: the solver sums it directly (every pair) and does
+    not check the energy.
+
+    Parameters
+    ----------
+    lam : float
+        The decay rate, ``>= 0``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``lam`` is not a finite real number ``>= 0``.
+    """
+
+    lam: float = 0.0
+    kind = "causal"
+    nonnegative = True
+    constant = False
+    symmetric = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "lam", v.real_scalar("lam", self.lam, minimum=0.0))
+
+    def matrix(self, xi):
+        """The ``(n, n)`` matrix, row ``i`` the query: ``exp(-lam (xi_i - xi_j))`` where ``xi_j <= xi_i``."""
+        xi = np.asarray(xi, dtype=np.float64)
+        gap = xi[:, None] - xi[None, :]
+        with np.errstate(over="ignore"):
+            return np.where(gap >= 0.0, np.exp(-self.lam * np.maximum(gap, 0.0)), 0.0)
+
+    def check_labels(self, xi):
+        """Raise ValueError, naming ``xi``, if the differences of the positions overflow."""
+        if xi.size:
+            _span(xi)
+
+    def bound_factor(self, xi):
+        """``mean(B)`` (``B >= 0``) in time ``O(n log n)``, without forming ``B``.
+
+        With the positions sorted, ``sum_ij B_ij = n + sum_j A_j + T``: ``A_j = sum_{i<j}
+        e^{-lam (xi_j - xi_i)} = e^{-lam (xi_j - xi_{j-1})} (A_{j-1} + 1)`` counts each
+        earlier key once, and ``T`` adds the pairs of equal positions once more (each
+        attends to the other).
+        """
+        xi = np.sort(np.asarray(xi, dtype=np.float64))
+        n = xi.shape[0]
+        if n == 0:
+            return 1.0
+        step = np.exp(-self.lam * np.diff(xi))
+        a, total = 0.0, 0.0
+        for f in step.tolist():
+            a = f * (a + 1.0)
+            total += a
+        _, counts = np.unique(xi, return_counts=True)
+        ties = float(np.sum(counts * (counts - 1) // 2))
+        return (n + total + ties) / (n * n)
+
+    def facts(self, xi):
+        """``0 <= b <= 1``, and ``b = 1`` on the diagonal: ``max |b| = 1``, no negative entry."""
+        return BiasFacts(True, 1.0, False)
+
+    def separable(self):
+        """``("causal", {"lam": lam})``: a formula, which fast summation does not sum."""
+        return self.kind, {"lam": self.lam}
+
+
+BUILT_IN = {"none": NoBias, "distance": DistanceBias, "cosine": CosineBias, "causal": CausalBias}
 
 
 def is_built_in(bias):
@@ -313,14 +386,26 @@ def check_bias(bias):
                       "matrix(xi) -> (n, n) symmetric array")
 
 
-def user_matrix(bias, xi):
+def is_symmetric(b):
+    """Whether the square matrix ``b`` is symmetric within ``SYM_TOL`` times its largest entry."""
+    if not b.size:
+        return True
+    scale = max(1.0, float(np.max(np.abs(b))))
+    return float(np.max(np.abs(b - b.T))) <= SYM_TOL * scale
+
+
+def user_matrix(bias, xi, symmetric=True):
     """The output of a user bias's ``matrix(xi)`` at the ``(n,)`` positions ``xi``, checked once.
 
-    An ``(n, n)`` float64 symmetric ndarray; a ValueError names the bias if the output has the
-    wrong shape, is not finite or not symmetric within ``SYM_TOL`` times its largest entry.
+    An ``(n, n)`` float64 ndarray; a ValueError names the bias if the output has the wrong
+    shape or is not finite.  With ``symmetric`` (the default) it must also be symmetric within
+    ``SYM_TOL`` times its largest entry, and is returned symmetrized; without, it is returned
+    as given (row ``i`` the weights of token ``i``'s queries).
     """
     n = xi.shape[0]
     b = user_output(bias, "bias", "matrix", xi, (n, n), f"{n} tokens")
+    if not symmetric:
+        return b
     if n:
         scale = max(1.0, float(np.max(np.abs(b))))
         err = float(np.max(np.abs(b - b.T)))
@@ -337,6 +422,6 @@ def bias_from_params(p):
     ``p = {"kind": "none" | "distance" | "cosine", ...}``; the shared key check refuses an
     unknown kind and a missing or extra key (TypeError, ValueError).
     """
-    keys = {"none": set(), "distance": {"lam"}, "cosine": {"omega"}}
+    keys = {"none": set(), "distance": {"lam"}, "cosine": {"omega"}, "causal": {"lam"}}
     kind = params_kind(p, "bias", keys)
     return BUILT_IN[kind](**{k: p[k] for k in keys[kind]})

@@ -37,6 +37,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,11 +46,13 @@ from ..dynamics.fastsum.kernel import fast_applies
 from ..dynamics.parts import NO_BIAS, BiasFacts, is_separable
 from ..dynamics.rhs import KernelParams, kernel_params
 from .biases import (
+    CausalBias,
     CosineBias,
     DistanceBias,
     NoBias,
     bias_from_params,
     check_bias,
+    is_symmetric,
     matrix_bound_factor,
     matrix_facts,
     user_matrix,
@@ -73,11 +76,12 @@ from .profiles import (
     check_profile,
     profile_from_params,
 )
+from .projections import Projections, check_projections, projections_from_params
 
 __all__ = [
     "Model", "KernelInput", "IdentityGauge", "RopeGauge", "FrameGauge", "NoBias", "DistanceBias",
-    "CosineBias", "ExpProfile", "LinearProfile", "KernelParams", "BiasFacts",
-    "usa", "sa", "rope", "standard_rope", "rope_frequencies", "prefix_gauge", "frames_from_targets",
+    "CosineBias", "CausalBias", "ExpProfile", "LinearProfile", "Projections", "KernelParams",
+    "BiasFacts", "AttentionInput", "usa", "sa", "attention", "causal", "rope", "standard_rope", "rope_frequencies", "prefix_gauge", "frames_from_targets",
     "prefix_gauge_from_targets", "distance_bias", "cosine_bias", "require_model",
 ]
 
@@ -103,6 +107,9 @@ class Model:
     rotate_values : bool
         False: the variant that rotates queries and keys but not values (not a gradient
         flow; see :mod:`usaav_edu.dynamics.unrotated`).
+    projections : Projections or None
+        Query, key and value matrices (:mod:`usaav_edu.models.projections`); None for the
+        identity (the tokens themselves).
     name : str or None
         A label for messages and plots; None derives one from the parts.
 
@@ -125,12 +132,14 @@ class Model:
     normalization: str = "usa"
     rotate_values: bool = True
     name: str | None = None
+    projections: object = None
 
     def __post_init__(self):
         put = object.__setattr__
         check_gauge(self.gauge)
         check_bias(self.bias)
         check_profile(self.profile)
+        check_projections(self.projections)
         v.choice("normalization", self.normalization, NORMALIZATIONS)
         if self.normalization == "sa" and is_separable(self.bias) and not self.bias.nonnegative:
             raise ValueError(f"normalization 'sa' needs a non-negative bias (the row sums divide), "
@@ -148,6 +157,7 @@ class Model:
         parts = [self.normalization]
         parts += [] if g == "identity" else [g]
         parts += [] if b == "none" else [b]
+        parts += [] if self.projections is None or self.projections.identity else ["qkv"]
         return "-".join(parts)
 
     # ------------------------------------------------------------------ read-only summaries
@@ -171,16 +181,46 @@ class Model:
 
     @property
     def is_gradient_ascent(self):
-        """True when the dynamics is gradient ascent of E_h (USA, values transported by the gauge)."""
-        return self.normalization == "usa" and self.rotate_values
+        """True when the dynamics is gradient ascent of E_h (USA, values transported by the gauge).
+
+        With projections it is when :attr:`Projections.gradient` holds, the bias is symmetric and
+        the gauge is the identity (:mod:`usaav_edu.models.projections`).
+        """
+        return self.normalization == "usa" and self.rotate_values and self._gradient_structure
+
+    @property
+    def general(self):
+        """True when the direct kernel of :mod:`usaav_edu.dynamics.general` sums the run.
+
+        That is for projections other than the identity and for a bias that is not symmetric
+        (:class:`CausalBias`); a user-defined bias whose matrix is not symmetric is found out
+        per run (:meth:`kernel`).
+        """
+        projected = self.projections is not None and not self.projections.identity
+        return projected or not getattr(self.bias, "symmetric", True)
+
+    @property
+    def _gradient_structure(self):
+        """Whether the weights and values have the structure of a gradient (module of projections)."""
+        if not getattr(self.bias, "symmetric", True):
+            return False
+        p = self.projections
+        if p is None or p.identity:
+            return True
+        return p.gradient and getattr(self.gauge, "kind", None) == "identity"
 
     @cached_property
     def fast_reason(self):
         """Why fast summation does not apply to the model, or None (asked once per model).
 
         :func:`usaav_edu.dynamics.fastsum.kernel.fast_applies`; the model is immutable, so
-        the answer is kept.
+        the answer is kept.  Projections and biases that are not symmetric are summed directly.
         """
+        if self.general:
+            what = ("a causal bias, which is not symmetric" if not getattr(self.bias, "symmetric", True)
+                    else "query, key and value matrices")
+            return (f"model {self.name!r} has {what}: it is summed directly, every pair "
+                    f"(usaav_edu.dynamics.general)")
         return fast_applies(self)
 
     @property
@@ -227,6 +267,10 @@ class Model:
             self.gauge.check_dimension(d, name, self.name)
         else:
             _check_gauge_dimension(getattr(self.gauge, "d", None), d, name, self.name)
+        if self.projections is not None and self.projections.d != d:
+            raise ValueError(f"{name} must be points on S^{self.projections.d - 1} (d = "
+                             f"{self.projections.d}) for model {self.name!r}, whose projections "
+                             f"are {self.projections.d} x {self.projections.d}; got d = {d}")
 
     def check_labels(self, xi, n):
         """Return ``xi`` validated for ``n`` tokens (a copy as float or int array).
@@ -365,7 +409,8 @@ class Model:
             return None
         if _builtin_bias(self.bias):
             return self.bias.matrix(xi)
-        return user_matrix(self.bias, np.asarray(xi, dtype=np.float64))
+        b = user_matrix(self.bias, np.asarray(xi, dtype=np.float64), symmetric=False)
+        return 0.5 * (b + b.T) if is_symmetric(b) else b
 
     def bound_factor(self, xi):
         """``mean(B)`` if ``B >= 0``, else ``lambda_max(B) / n`` (the energy bound's bias factor).
@@ -464,18 +509,55 @@ class Model:
                                  f"{fz.dtype}, shape {fz.shape}")
             if fz.any():
                 frozen_mask = fz.copy()
-        if dense_bias:
-            params, facts = self._dense_params(xi, frozen_mask)
+        general, user_bias = self._general_input(xi, frozen_mask)
+        if general is not None:
+            params, facts, dense_bias = general.params, general.facts, True
+        elif dense_bias:
+            params, facts = self._dense_params(xi, frozen_mask, user_bias)
         else:
             params, facts = None, self.bias_facts(xi)
         g = None if _builtin_gauge(self.gauge) else self.gauge_matrices(xi, d)
         y = self.to_gauge(x, xi) if g is None else apply_matrices(g, x, False)
         return KernelInput(model=self, x0=x, xi=xi, y0=np.ascontiguousarray(y.T), params=params,
-                           frozen=frozen_mask, matrices=g, facts=facts, dense_bias=bool(dense_bias))
+                           frozen=frozen_mask, matrices=g, facts=facts, dense_bias=bool(dense_bias),
+                           attention=general)
 
-    def _dense_params(self, xi, frozen_mask):
-        """The direct kernel's :class:`KernelParams` (with the dense bias) and the bias facts."""
-        bias = self.bias_matrix(xi)
+    def _general_input(self, xi, frozen_mask):
+        """``(AttentionInput or None, the user bias's matrix or None)`` of a run.
+
+        A user-defined bias is asked for its matrix here, once: one that is not symmetric
+        takes the general kernel (and the run's energy is not checked); a symmetric one is
+        symmetrized to rounding and handed on to the symmetric kernel.
+        """
+        user_bias = None
+        if not self.general:
+            if is_separable(self.bias) or getattr(self.bias, "constant", False):
+                return None, None
+            user_bias = user_matrix(self.bias, np.asarray(xi, dtype=np.float64),
+                                    symmetric=False)
+            if is_symmetric(user_bias):
+                return None, 0.5 * (user_bias + user_bias.T)
+        mobile = None if frozen_mask is None else ~frozen_mask
+        if self.normalization == "sa" and user_bias is not None and np.any(user_bias < 0.0):
+            raise ValueError(f"normalization 'sa' needs a non-negative bias (the row sums divide); "
+                             f"bias {self.bias!r} has negative entries")
+        params = kernel_params(None, self.beta, self.linear, self.normalization == "sa", mobile)
+        if user_bias is not None:
+            facts, causal = matrix_facts(user_bias), False
+        elif getattr(self.bias, "constant", False):
+            facts, causal = NO_BIAS, False
+        else:
+            facts, causal = self.bias_facts(xi), self.bias.kind == "causal"
+        return AttentionInput(params=params, facts=facts, bias=user_bias, causal=causal,
+                              lam=float(self.bias.lam) if causal else 0.0,
+                              gradient=self._gradient_structure and user_bias is None), None
+
+    def _dense_params(self, xi, frozen_mask, bias=None):
+        """The direct kernel's :class:`KernelParams` (with the dense bias) and the bias facts.
+
+        ``bias``: the user bias's checked matrix when it is at hand (else built here).
+        """
+        bias = self.bias_matrix(xi) if bias is None else bias
         if bias is not None and self.normalization == "sa" and np.any(bias < 0.0):
             raise ValueError(f"normalization 'sa' needs a non-negative bias (the row sums divide); "
                              f"bias {self.bias!r} has negative entries")
@@ -504,9 +586,12 @@ class Model:
             raise TypeError(f"model {self.name!r} has a user-defined {part} "
                             f"({getattr(self, part)!r}), which cannot be saved: only the built-in "
                             f"parts of usaav_edu.models.gauges and usaav_edu.models.biases have parameters")
-        return {"version": PARAMS_VERSION, "name": self.name, "gauge": self.gauge.params(),
-                "bias": self.bias.params(), "profile": self.profile.params(),
-                "normalization": self.normalization, "rotate_values": self.rotate_values}
+        out = {"version": PARAMS_VERSION, "name": self.name, "gauge": self.gauge.params(),
+               "bias": self.bias.params(), "profile": self.profile.params(),
+               "normalization": self.normalization, "rotate_values": self.rotate_values}
+        if self.projections is not None:
+            out["projections"] = self.projections.params()
+        return out
 
     @classmethod
     def from_params(cls, params):
@@ -540,7 +625,7 @@ class Model:
         p = dict(params)
         if "version" not in p:
             return _from_flat_params(p)
-        _keys(p, PARAM_KEYS, "params")
+        _keys(p, PARAM_KEYS, "params", optional=("projections",))
         if p["version"] != PARAMS_VERSION:
             raise ValueError(f"params['version'] must be {PARAMS_VERSION}, got {p['version']!r}")
         parts = {}
@@ -549,8 +634,11 @@ class Model:
             if not isinstance(p[key], Mapping):
                 raise TypeError(f"params['{key}'] must be a mapping, got {type(p[key]).__name__}")
             parts[key] = build(dict(p[key]))
+        projections = p.get("projections")
+        if projections is not None:
+            projections = projections_from_params(projections)
         return cls(name=p["name"], normalization=p["normalization"],
-                   rotate_values=p["rotate_values"], **parts)
+                   rotate_values=p["rotate_values"], projections=projections, **parts)
 
 
 PARAM_KEYS = frozenset(("version", "name", "gauge", "bias", "profile", "normalization",
@@ -627,6 +715,34 @@ def apply_matrices(g, x, inverse):
     return np.einsum(sub, g, np.asarray(x, dtype=np.float64))
 
 
+class AttentionInput(NamedTuple):
+    """What a run of the general kernel (:mod:`usaav_edu.dynamics.general`) needs besides the model.
+
+    Attributes
+    ----------
+    params : KernelParams
+        Beta, the profile, the normalization and the mobile tokens (no bias matrix).
+    facts : BiasFacts
+        ``max |b|`` and the sign of the bias.
+    bias : ndarray or None
+        A user bias's ``(n, n)`` matrix that is not symmetric (row ``i`` the query), or None.
+    causal : bool
+        Token ``i`` attends to the tokens with ``xi_j <= xi_i`` only.
+    lam : float
+        The ALiBi decay of the causal mask (0 without).
+    gradient : bool
+        Whether the run is a gradient flow of its energy (:attr:`Model.is_gradient_ascent`
+        for USA; SA likewise).
+    """
+
+    params: KernelParams
+    facts: BiasFacts
+    bias: object
+    causal: bool
+    lam: float
+    gradient: bool
+
+
 @dataclass(frozen=True, eq=False)
 class KernelInput:
     """What :meth:`Model.kernel` hands to the solver: the run in the kernel's terms.
@@ -654,6 +770,9 @@ class KernelInput:
         an input built by hand, then read from ``params``.
     dense_bias : bool
         Whether ``params`` holds the dense bias (see :meth:`with_dense_bias`).
+    attention : AttentionInput or None
+        For a run of the general kernel (:attr:`Model.general`, or a user bias that is not
+        symmetric): its bias and mask; None otherwise.
     """
 
     model: object
@@ -665,12 +784,29 @@ class KernelInput:
     matrices: np.ndarray | None = None
     facts: "BiasFacts | None" = None
     dense_bias: bool = True
+    attention: "AttentionInput | None" = None
 
     def __post_init__(self):
         if self.facts is None and self.params is not None:
             p = self.params
             facts = matrix_facts(p.bias) if p.has_bias else NO_BIAS
             object.__setattr__(self, "facts", facts)
+
+    @property
+    def state_in_gauge(self):
+        """Whether the solver's state is the gauge coordinates ``y`` (else the contents ``x``)."""
+        return self.attention is None and self.model.rotate_values
+
+    @property
+    def energy_rises(self):
+        """Whether the run is a gradient ascent whose energy the solver checks after each frame.
+
+        Every model with values transported by the gauge, except the general kernel's runs that
+        are not gradient flows (:attr:`AttentionInput.gradient`).
+        """
+        if self.attention is not None:
+            return self.attention.gradient
+        return self.model.rotate_values
 
     @property
     def mobile(self):
@@ -1151,3 +1287,100 @@ def cosine_bias(beta=1.0, *, omega=1.0, profile="linear"):
     """
     bias = CosineBias(omega)
     return Model(bias=bias, profile=_profile(beta, profile), name="cosine_bias")
+
+
+def attention(beta=1.0, *, Q=None, K=None, V=None, d=3, normalization="usa", profile="exp"):
+    r"""Attention with query, key and value matrices (:mod:`usaav_edu.models.projections`).
+
+    .. math::
+
+        v_i = P_{x_i}\Big( \frac{1}{N_i} \sum_j e^{\beta \langle Q x_i, K x_j \rangle}
+              V x_j \Big),
+
+    with :math:`N_i = n` (USA) or :math:`\sum_j e^{\beta \langle Q x_i, K x_j \rangle}` (SA).
+    Compose with a gauge by ``dataclasses.replace(model, gauge=...)``: the rotation then acts
+    after the projections, :math:`\langle G_i Q x_i, G_j K x_j \rangle`.  The run is summed
+    directly (every pair); :func:`usaav_edu.simulate` checks its energy only where it is a
+    gradient flow: :math:`Q^T K` symmetric and equal to ``V``, identity gauge.
+
+    Parameters
+    ----------
+    beta : float
+        Inverse temperature.
+    Q, K, V : array_like or None
+        ``(d, d)`` matrices (keyword); None is the identity.
+    d : int
+        The dimension (keyword): the matrices must be ``d x d``.
+    normalization : {"usa", "sa"}
+        Divide by ``n`` or by the row sums.
+    profile : {"exp", "linear"}
+        The profile (keyword).
+
+    Returns
+    -------
+    Model
+
+    References
+    ----------
+    B. Geshkovski, C. Letrouit, Y. Polyanskiy, P. Rigollet, "A mathematical perspective on
+    transformers", arXiv:2312.10794 (the dynamics with general Q, K, V).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import usaav_edu as ue
+    >>> m = ue.models.attention(1.0, V=np.diag([1.0, 1.0, 0.5]))
+    >>> m.name, m.general, m.is_gradient_ascent
+    ('usa-qkv', True, False)
+    """
+    proj = Projections(Q=Q, K=K, V=V, d=d)
+    return Model(profile=_profile(beta, profile), normalization=normalization, projections=proj)
+
+
+def causal(beta=1.0, *, lam=0.0, d=3, normalization="sa", profile="exp"):
+    r"""Causal attention: token ``i`` attends to the tokens at positions ``xi_j <= xi_i``.
+
+    .. math::
+
+        v_i = P_{x_i}\Big( \frac{1}{N_i} \sum_{j:\ \xi_j \le \xi_i}
+              e^{-\lambda (\xi_i - \xi_j)}\, e^{\beta \langle x_i, x_j \rangle}\, x_j \Big),
+
+    with the ALiBi decay :math:`\lambda` (``lam = 0``: the plain causal mask) and
+    :math:`N_i = \sum_{j: \xi_j \le \xi_i} e^{-\lambda (\xi_i - \xi_j)} e^{\beta \langle x_i,
+    x_j \rangle}` (SA, the default: each token averages over what it sees) or ``n`` (USA).
+    The first token (the smallest position) attends to itself only and never moves.  The
+    weights are not symmetric: the run is summed directly and its energy is not checked.
+
+    Parameters
+    ----------
+    beta : float
+        Inverse temperature.
+    lam : float
+        The ALiBi decay rate, ``>= 0`` (keyword).
+    d : int
+        The dimension of the tokens (keyword).
+    normalization : {"sa", "usa"}
+    profile : {"exp", "linear"}
+
+    Returns
+    -------
+    Model
+
+    References
+    ----------
+    N. Karagodin, Y. Polyanskiy, P. Rigollet, "Clustering in causal attention masking",
+    arXiv:2411.04990; O. Press, N. A. Smith, M. Lewis, "Train short, test long" (ALiBi),
+    arXiv:2108.12409.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import usaav_edu as ue
+    >>> m = ue.models.causal(1.0, lam=0.5)
+    >>> m.bias_matrix(np.array([0.0, 1.0, 2.0])).round(3)
+    array([[1.   , 0.   , 0.   ],
+           [0.607, 1.   , 0.   ],
+           [0.368, 0.607, 1.   ]])
+    """
+    return Model(bias=CausalBias(lam), profile=_profile(beta, profile),
+                 normalization=normalization, projections=Projections(d=d), name="causal")

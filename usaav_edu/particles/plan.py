@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _validate as v
 from ..dynamics import energy_gauge, fastsum
+from ..dynamics.general import GeneralField
 from ..dynamics.integrate import steppers as integrators
 from ..dynamics.parts import is_separable
 from ..dynamics.unrotated import UnrotatedValuesField
@@ -86,7 +87,10 @@ class FastField:
 
 
 def direct_field(kernel):
-    """The direct field of a run: the Numba kernel on ``y``, or the unrotated variant on ``x``."""
+    """The direct field of a run: the Numba kernel on ``y``; on ``x`` the general kernel
+    (projections, masks) or the unrotated variant."""
+    if kernel.attention is not None:
+        return GeneralField(kernel)
     if kernel.model.rotate_values:
         return integrators.GaugeField(kernel.params)
     return UnrotatedValuesField(kernel)
@@ -179,12 +183,16 @@ class SummationPlan:
 
     def gauge_energy(self, yt):
         """``E_h``, a float, of the ``(d, n)`` gauge coordinates ``yt``."""
+        if self.kernel.attention is not None:
+            return self.field.energy(np.ascontiguousarray(self.kernel.contents(yt.T).T))
         if self.is_fast:
             return float(self.fast.energy(yt))
         return float(energy_gauge(yt, self.kernel.params))
 
     def energy(self, state):
-        """``E_h``, a float, of the stepper's ``(d, n)`` state (``y``, or ``x`` unrotated)."""
+        """``E_h``, a float, of the stepper's ``(d, n)`` state (``y``, or ``x`` unrotated or general)."""
+        if self.kernel.attention is not None:
+            return self.field.energy(state)
         if not self.source.model.rotate_values:
             state = np.ascontiguousarray(self.kernel.to_gauge(state.T).T)
         return self.gauge_energy(state)

@@ -157,12 +157,24 @@ class _Rates(NamedTuple):
     sa: bool
     bmax: float
     negative: bool
+    vscale: float = 1.0
 
 
 def _rates(model, facts):
-    """The :class:`_Rates` of ``model`` with the bias facts ``facts``."""
-    return _Rates(float(model.beta), bool(model.linear), model.normalization == "sa",
-                  float(facts.max_abs), bool(facts.negative))
+    """The :class:`_Rates` of ``model`` with the bias facts ``facts``.
+
+    With projections (:mod:`usaav_edu.models.projections`) the estimates read
+    ``beta ||Q^T K||_2`` for beta (it bounds every exponent) and ``||V||_2`` as a factor of the
+    values (``vscale``, folded into ``bmax`` for USA).
+    """
+    proj = model.projections
+    if proj is None or proj.identity:
+        return _Rates(float(model.beta), bool(model.linear), model.normalization == "sa",
+                      float(facts.max_abs), bool(facts.negative))
+    vscale = proj.v_norm
+    return _Rates(float(model.beta) * proj.qk_norm, bool(model.linear),
+                  model.normalization == "sa", float(facts.max_abs) * vscale,
+                  bool(facts.negative), vscale)
 
 
 _NO_BIAS = NO_BIAS
@@ -176,7 +188,7 @@ def _lipschitz(p):
     """The Lipschitz estimate ``L`` of the velocity field of ``p`` (see :func:`default_dt`)."""
     bmax = _max_abs_bias(p)
     if p.sa:
-        return 1.0 + p.beta
+        return (1.0 + p.beta) * p.vscale
     if p.linear:
         return bmax
     return (1.0 + p.beta) * math.exp(p.beta) * bmax
@@ -234,7 +246,7 @@ def _stiffness(p):
     step is set by accuracy at about that rate.
     """
     if p.sa:
-        return 1.0 + p.beta
+        return (1.0 + p.beta) * p.vscale
     bmax = _max_abs_bias(p)
     return bmax if p.linear else math.exp(p.beta) * bmax
 
@@ -913,7 +925,7 @@ def _frames(kernel, p, s, budget, plan):
     budget ``max_steps`` is shared by the frames of a Dormand-Prince run.
     """
     stepper = integrators.METHODS[s.method]
-    state = (kernel.y0 if kernel.model.rotate_values else np.ascontiguousarray(kernel.x0.T)).copy()
+    state = (kernel.y0 if kernel.state_in_gauge else np.ascontiguousarray(kernel.x0.T)).copy()
     controller = stepper.controller(h_min=budget.h_min) if stepper.adaptive else None
     with Progress(s.progress, s.t_max) as bar:
         checked = _Frames(kernel, p, s, budget, plan, state, bar)
@@ -943,7 +955,7 @@ def _check_frame(kernel, p, s, budget, plan, res, h, state, frames, energies, f)
     fell (:func:`_check_energy`, every model with values rotated by the gauge) or, for USA, an
     energy identity that fails (:func:`_check_identity`).
     """
-    model, times = kernel.model, budget.times
+    times = budget.times
     if res.outcome is not integrators.Outcome.OK:
         raise IntegrationError(_failure(res, kernel, p, s.method, times[f - 1], times[f],
                                         h, s.t_max,
@@ -952,11 +964,11 @@ def _check_frame(kernel, p, s, budget, plan, res, h, state, frames, energies, f)
     h = res.h
     frames[f] = state.T
     energies[f] = plan.sums.energy(state)
-    if model.rotate_values:
+    if kernel.energy_rises:
         _check_energy(kernel, p, energies, times, f, s.method, h, s.rtol, s.atol, plan.sums.energy_slack)
     # the energy identity holds for USA's gradient ascent in gauge coordinates (not for SA,
     # whose metric weighs each token by its partition function, nor the unrotated variant)
-    if model.rotate_values and not p.sa:
+    if kernel.energy_rises and not p.sa:
         _check_identity(kernel, p, energies, times, f, s.method, h, s.rtol, s.atol,
                         res.speed_integral / kernel.n, plan.sums.energy_slack, plan.speed_slack)
     return h
@@ -969,7 +981,7 @@ def _result(kernel, s, times, plan, run):
     array: 240 MB at 100,000 tokens and 101 frames); the first frame is exactly the input.
     """
     frames = run.frames
-    if kernel.model.rotate_values:
+    if kernel.state_in_gauge:
         for f in range(1, len(frames)):
             frames[f] = kernel.contents(frames[f])
     frames[0] = kernel.x0
