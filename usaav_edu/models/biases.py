@@ -7,9 +7,13 @@ book).  Built in:
 * :class:`DistanceBias`: the non-negative ``b = exp(-lam |xi - zeta|)``;
 * :class:`CosineBias`: the sign-changing ``b = cos(omega (xi - zeta))``.
 
-Any object with a method ``matrix(xi) -> (n, n)`` symmetric array is a bias too:
-the model checks its output once per run (shape, finite, symmetric) and the
-kernel consumes the matrix, at the cost of a built-in bias.
+Any object with a method ``matrix(xi) -> (n, n)`` array is a bias too: the model checks its
+output once per run (shape, finite) and the kernel consumes the matrix, at the cost of a
+built-in bias.  A symmetric matrix (within ``SYM_TOL``) is the book's model, a gradient flow; one
+that is not (row ``i`` the weights of token ``i``'s query) is summed over every pair by
+:mod:`usaav_edu.dynamics.general`, and its energy is not checked.
+
+:class:`CausalBias` (the causal mask with an ALiBi decay) is built in and not symmetric either.
 
 Each bias also gives the factor of the energy bound (the book's chapter 7;
 arXiv:2605.30229): ``mean(B)`` when ``B >= 0`` entrywise (attained by the gauge
@@ -383,7 +387,7 @@ def is_built_in(bias):
 def check_bias(bias):
     """``bias`` itself if it is a bias (built in, or with a ``matrix`` method); else TypeError."""
     return check_part(bias, "bias", tuple(BUILT_IN.values()), Bias,
-                      "matrix(xi) -> (n, n) symmetric array")
+                      "matrix(xi) -> (n, n) array")
 
 
 def is_symmetric(b):
