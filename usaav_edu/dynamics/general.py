@@ -18,8 +18,9 @@ necessarily symmetric) and :math:`m_i` the number of keys row :math:`i` attends 
 or for a causal mask the tokens sorted by position, :math:`m_i` the count of
 :math:`\xi_j \le \xi_i`).  With the linear profile the factor :math:`e^{\beta \langle q_i, k_j
 \rangle}` is 1.  Every pair is computed (no symmetry), in one fused loop per row for
-:math:`d = 3` and in vectorized passes over a scratch row otherwise; rows run in parallel,
-dealt round-robin to one chunk per thread (so a causal mask's short and long rows mix).
+:math:`d = 3` and in vectorized passes over a scratch row otherwise.  From
+``PARALLEL_PAIRS`` pairs on, rows run in parallel, dealt round-robin to one chunk per thread
+(so a causal mask's short and long rows mix); below, on one thread.
 
 The exponent is evaluated by :func:`.fastexp.fexp2_in_range` when :func:`exponent_bound`
 shows that every exponent is within its range, and by the saturating :func:`.fastexp.fexp2`
@@ -34,7 +35,7 @@ import numpy as np
 from numba import njit, prange
 
 from .fastexp import LOG2E, fexp2, fexp2_in_range
-from .rhs import T_FAST, num_threads
+from .rhs import IEEE, T_FAST, num_threads
 
 __all__ = ["pair_sums", "exponent_bound", "GeneralField", "user_sums", "user_energy_sum"]
 
@@ -59,11 +60,26 @@ def exponent_bound(qt, kt, scale, decay):
     float
         The bound (``inf`` or ``nan`` for a state that is not finite).
     """
-    qn = float(np.sqrt(np.max(np.sum(qt * qt, axis=0)))) if qt.shape[1] else 0.0
-    kn = float(np.sqrt(np.max(np.sum(kt * kt, axis=0)))) if kt.shape[1] else 0.0
-    bound = abs(scale) * qn * kn
+    return _bound(qt, kt, float(scale), decay)
+
+
+@njit(cache=True, fastmath=IEEE)
+def _max_norm2(a):
+    d, n = a.shape
+    m = 0.0
+    for j in range(n):
+        s = 0.0
+        for c in range(d):
+            s += a[c, j] * a[c, j]
+        m = s if not s <= m else m  # nan propagates
+    return m
+
+
+@njit(cache=True, fastmath=IEEE)
+def _bound(qt, kt, scale, decay):
+    bound = abs(scale) * np.sqrt(_max_norm2(qt)) * np.sqrt(_max_norm2(kt))
     if decay is not None and decay.size:
-        bound += float(np.max(decay) - np.min(decay))
+        bound += np.max(decay) - np.min(decay)
     return bound
 
 
@@ -131,24 +147,40 @@ def _row3(qt, kt, ut, i, m, scale, linear, bias, decay, safe, acc, z):
     z[i] = zs
 
 
-@njit(cache=True, parallel=True, fastmath=True)
-def _sums(qt, kt, ut, scale, linear, bias, decay, limit, safe, acc, z):
+@njit(cache=True, fastmath=True)
+def _chunk(c, nchunks, qt, kt, ut, scale, linear, bias, decay, limit, safe, acc, z):
+    """Rows ``c, c + nchunks, ...`` of the pair sums."""
     d, n = qt.shape
+    tb = np.empty(n)
+    for i in range(c, n, nchunks):
+        m = limit[i]
+        if d == 3:
+            _row3(qt, kt, ut, i, m, scale, linear, bias, decay, safe, acc, z)
+        else:
+            z[i] = _weights(tb, qt, kt, i, m, scale, linear, bias, decay, safe)
+            for cc in range(d):
+                row = ut[cc]
+                s = 0.0
+                for j in range(m):
+                    s += tb[j] * row[j]
+                acc[cc, i] = s
+
+
+@njit(cache=True, parallel=True, fastmath=True)
+def _sums_parallel(qt, kt, ut, scale, linear, bias, decay, limit, safe, acc, z):
+    n = qt.shape[1]
     nchunks = max(1, min(num_threads(), n))
     for c in prange(nchunks):
-        tb = np.empty(n)
-        for i in range(c, n, nchunks):
-            m = limit[i]
-            if d == 3:
-                _row3(qt, kt, ut, i, m, scale, linear, bias, decay, safe, acc, z)
-            else:
-                z[i] = _weights(tb, qt, kt, i, m, scale, linear, bias, decay, safe)
-                for cc in range(d):
-                    row = ut[cc]
-                    s = 0.0
-                    for j in range(m):
-                        s += tb[j] * row[j]
-                    acc[cc, i] = s
+        _chunk(c, nchunks, qt, kt, ut, scale, linear, bias, decay, limit, safe, acc, z)
+
+
+@njit(cache=True, fastmath=True)
+def _sums_serial(qt, kt, ut, scale, linear, bias, decay, limit, safe, acc, z):
+    _chunk(0, 1, qt, kt, ut, scale, linear, bias, decay, limit, safe, acc, z)
+
+
+PARALLEL_PAIRS = 1 << 19
+"""Pair counts from which the rows run in parallel (below, one thread: no start-up cost)."""
 
 
 def pair_sums(qt, kt, ut, beta, linear, bias=None, decay=None, limit=None, acc=None, z=None):
@@ -183,7 +215,9 @@ def pair_sums(qt, kt, ut, beta, linear, bias=None, decay=None, limit=None, acc=N
     safe = exponent_bound(qt, kt, scale, dec) <= T_FAST
     acc = np.empty((d, n)) if acc is None else acc
     z = np.empty(n) if z is None else z
-    _sums(qt, kt, ut, scale, bool(linear), bias, dec, lim, bool(safe), acc, z)
+    pairs = int(np.sum(lim)) if limit is not None else n * n
+    run = _sums_parallel if pairs >= PARALLEL_PAIRS else _sums_serial
+    run(qt, kt, ut, scale, bool(linear), bias, dec, lim, bool(safe), acc, z)
     return acc, z
 
 
