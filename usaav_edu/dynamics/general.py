@@ -222,10 +222,11 @@ def pair_sums(qt, kt, ut, beta, linear, bias=None, decay=None, limit=None, acc=N
 
 
 def _user_kernels(dphi, phi):
-    """The pair sums of a profile of one's own: compiled once per pair of functions."""
+    """The pair sums and the energy sum of a profile of one's own, compiled once per pair."""
+    nodes, weights = _gauss_legendre()
 
     @njit(parallel=True, fastmath=True)
-    def sums(qt, kt, ut, bias, limit, acc, z):
+    def sums(qt, kt, ut, bias, decay, limit, acc, z):
         d, n = qt.shape
         nchunks = max(1, min(num_threads(), n))
         for c in prange(nchunks):
@@ -238,6 +239,8 @@ def _user_kernels(dphi, phi):
                     for cc in range(d):
                         s += qt[cc, i] * kt[cc, j]
                     w = dphi(s)
+                    if decay is not None:
+                        w *= math.exp(decay[j] - decay[i])
                     if bias is not None:
                         w *= bias[i, j]
                     tb[j] = w
@@ -251,7 +254,7 @@ def _user_kernels(dphi, phi):
                     acc[cc, i] = a
 
     @njit(parallel=True, fastmath=True)
-    def energy(qt, kt, bias, limit):
+    def energy(qt, kt, bias, decay, limit):
         d, n = qt.shape
         out = np.zeros(n)
         for i in prange(n):
@@ -260,7 +263,15 @@ def _user_kernels(dphi, phi):
                 s = 0.0
                 for cc in range(d):
                     s += qt[cc, i] * kt[cc, j]
-                w = phi(s)
+                if phi is None:
+                    w = 0.0
+                    for k in range(nodes.shape[0]):
+                        w += weights[k] * dphi(s * nodes[k])
+                    w *= s
+                else:
+                    w = phi(s)
+                if decay is not None:
+                    w *= math.exp(decay[j] - decay[i])
                 if bias is not None:
                     w *= bias[i, j]
                 e += w
@@ -268,6 +279,12 @@ def _user_kernels(dphi, phi):
         return out
 
     return sums, energy
+
+
+def _gauss_legendre():
+    """The 10-point Gauss-Legendre rule on [0, 1] (nodes, weights)."""
+    t, w = np.polynomial.legendre.leggauss(10)
+    return 0.5 * (t + 1.0), 0.5 * w
 
 
 _USER_CACHE: dict = {}
@@ -282,11 +299,13 @@ def _user(dphi, phi):
     return hit[2], hit[3]
 
 
-def user_sums(dphi, phi, qt, kt, ut, bias=None, limit=None, acc=None, z=None):
-    r""":math:`A_i = \sum_{j < m_i} b_{ij} \varphi'(\langle q_i, k_j \rangle) u_j` and :math:`Z_i`.
+def user_sums(dphi, phi, qt, kt, ut, bias=None, decay=None, limit=None, acc=None, z=None):
+    r""":math:`A_i = \sum_{j < m_i} b_{ij} e^{c_j - c_i} \varphi'(\langle q_i, k_j \rangle) u_j`
+    and :math:`Z_i`.
 
-    ``dphi`` and ``phi`` are Numba-compiled scalar functions (``numba.njit``); the kernel that
-    calls them is compiled on the first call for each pair (kept for the process).  The other
+    ``dphi`` and ``phi`` (or None) are Numba-compiled scalar functions (``numba.njit``); the
+    kernels that call them are compiled on the first call for each pair (kept for the
+    process).  ``decay`` holds :math:`c_j = \lambda \xi_j` in natural units; the other
     arguments are those of :func:`pair_sums`.
 
     Returns
@@ -298,15 +317,19 @@ def user_sums(dphi, phi, qt, kt, ut, bias=None, limit=None, acc=None, z=None):
     lim = np.full(n, n, dtype=np.int64) if limit is None else limit
     acc = np.empty((d, n)) if acc is None else acc
     z = np.empty(n) if z is None else z
-    _user(dphi, phi)[0](qt, kt, ut, bias, lim, acc, z)
+    _user(dphi, phi)[0](qt, kt, ut, bias, decay, lim, acc, z)
     return acc, z
 
 
-def user_energy_sum(dphi, phi, qt, kt, bias=None, limit=None):
-    r""":math:`\sum_i \sum_{j < m_i} b_{ij} \varphi(\langle q_i, k_j \rangle)`, a float."""
+def user_energy_sum(dphi, phi, qt, kt, bias=None, decay=None, limit=None):
+    r""":math:`\sum_i \sum_{j < m_i} b_{ij} e^{c_j - c_i} \varphi(\langle q_i, k_j \rangle)`.
+
+    With ``phi`` None, :math:`\varphi(s) = s \sum_k w_k \varphi'(s t_k)` (10-point
+    Gauss-Legendre on :math:`[0, 1]`, :mod:`usaav_edu.models.user_profile`).  A float.
+    """
     n = qt.shape[1]
     lim = np.full(n, n, dtype=np.int64) if limit is None else limit
-    return float(math.fsum(_user(dphi, phi)[1](qt, kt, bias, lim)))
+    return float(math.fsum(_user(dphi, phi)[1](qt, kt, bias, decay, lim)))
 
 
 class GeneralField:
@@ -342,6 +365,9 @@ class GeneralField:
         self.rotate = bool(model.rotate_values)
         p = a.params
         self.beta, self.linear, self.sa = float(p.beta), bool(p.linear), bool(p.sa)
+        prof = model.profile
+        self.user = ((prof.dphi_function, prof.phi_function)
+                     if getattr(prof, "kind", None) == "user" else None)
         self.bias = None if a.bias is None else np.ascontiguousarray(a.bias, dtype=np.float64)
         self.order = self.limit = self.decay = None
         if a.causal:
@@ -375,8 +401,11 @@ class GeneralField:
     def __call__(self, xt, out):
         """Write the velocity at the contents ``xt`` (``(d, n)``) into ``out``; return ``out``."""
         q, k, u = self._projected(xt)
-        acc, z = self._unsorted(*pair_sums(q, k, u, self.beta, self.linear, self.bias,
-                                           self.decay, self.limit))
+        if self.user is not None:
+            sums = user_sums(*self.user, q, k, u, self.bias, self.decay, self.limit)
+        else:
+            sums = pair_sums(q, k, u, self.beta, self.linear, self.bias, self.decay, self.limit)
+        acc, z = self._unsorted(*sums)
         a = acc / z if self.sa else acc / self.n
         if self.g is not None and self.rotate:
             a = np.einsum("nji,jn->in", self.g, a)
@@ -396,6 +425,8 @@ class GeneralField:
         """
         q, k, u = self._projected(xt)
         n2 = 2.0 * self.n * self.n
+        if self.user is not None:
+            return user_energy_sum(*self.user, q, k, self.bias, self.decay, self.limit) / n2
         if self.linear or self.beta == 0.0:
             acc, _ = pair_sums(q, k, k, 0.0, True, self.bias, self.decay, self.limit)
             return float(np.sum(q * acc)) / n2

@@ -77,10 +77,12 @@ from .profiles import (
     profile_from_params,
 )
 from .projections import Projections, check_projections, projections_from_params
+from .user_profile import UserProfile
 
 __all__ = [
     "Model", "KernelInput", "IdentityGauge", "RopeGauge", "FrameGauge", "NoBias", "DistanceBias",
-    "CosineBias", "CausalBias", "ExpProfile", "LinearProfile", "Projections", "KernelParams",
+    "CosineBias", "CausalBias", "ExpProfile", "LinearProfile", "UserProfile", "Projections",
+    "KernelParams",
     "BiasFacts", "AttentionInput", "usa", "sa", "attention", "causal", "rope", "standard_rope", "rope_frequencies", "prefix_gauge", "frames_from_targets",
     "prefix_gauge_from_targets", "distance_bias", "cosine_bias", "require_model",
 ]
@@ -144,6 +146,10 @@ class Model:
         if self.normalization == "sa" and is_separable(self.bias) and not self.bias.nonnegative:
             raise ValueError(f"normalization 'sa' needs a non-negative bias (the row sums divide), "
                              f"got bias {self.bias.kind!r}")
+        if (self.normalization == "sa" and getattr(self.profile, "kind", None) == "user"
+                and not self.profile.positive):
+            raise ValueError(f"normalization 'sa' needs a profile with phi' > 0 on [-1, 1] (the "
+                             f"row sums divide); {self.profile!r} is not positive there")
         if not isinstance(self.rotate_values, bool):
             raise TypeError(f"rotate_values must be True or False, got {v.shown(self.rotate_values)}")
         if self.name is None:
@@ -197,7 +203,8 @@ class Model:
         per run (:meth:`kernel`).
         """
         projected = self.projections is not None and not self.projections.identity
-        return projected or not getattr(self.bias, "symmetric", True)
+        return (projected or not getattr(self.bias, "symmetric", True)
+                or getattr(self.profile, "kind", None) == "user")
 
     @property
     def _gradient_structure(self):
@@ -217,8 +224,12 @@ class Model:
         the answer is kept.  Projections and biases that are not symmetric are summed directly.
         """
         if self.general:
-            what = ("a causal bias, which is not symmetric" if not getattr(self.bias, "symmetric", True)
-                    else "query, key and value matrices")
+            if getattr(self.profile, "kind", None) == "user":
+                what = f"the profile of one's own {self.profile!r}"
+            elif not getattr(self.bias, "symmetric", True):
+                what = "a causal bias, which is not symmetric"
+            else:
+                what = "query, key and value matrices"
             return (f"model {self.name!r} has {what}: it is summed directly, every pair "
                     f"(usaav_edu.dynamics.general)")
         return fast_applies(self)
@@ -226,7 +237,8 @@ class Model:
     @property
     def user_parts(self):
         """The names of the parts that are not built in (``"gauge"``, ``"bias"``)."""
-        parts = (("gauge", _builtin_gauge(self.gauge)), ("bias", _builtin_bias(self.bias)))
+        parts = (("gauge", _builtin_gauge(self.gauge)), ("bias", _builtin_bias(self.bias)),
+                 ("profile", getattr(self.profile, "kind", None) != "user"))
         return tuple(name for name, built_in in parts if not built_in)
 
     def phi(self, s):

@@ -115,8 +115,11 @@ def check_profile(profile):
     TypeError
         Otherwise (the kernel computes ``phi'`` itself, so only these two are possible).
     """
-    if not isinstance(profile, (ExpProfile, LinearProfile)):
-        raise TypeError(f"profile must be ExpProfile(beta) or LinearProfile(), got {v.shown(profile)}")
+    from .user_profile import UserProfile  # a profile of one's own (it imports this module)
+
+    if not isinstance(profile, (ExpProfile, LinearProfile, UserProfile)):
+        raise TypeError(f"profile must be ExpProfile(beta), LinearProfile() or "
+                        f"UserProfile(dphi), got {v.shown(profile)}")
     return profile
 
 

@@ -168,12 +168,13 @@ def _rates(model, facts):
     values (``vscale``, folded into ``bmax`` for USA).
     """
     proj = model.projections
+    scale = getattr(model.profile, "scale", 1.0)  # a profile of one's own: its bound M_0 e^-beta
     if proj is None or proj.identity:
         return _Rates(float(model.beta), bool(model.linear), model.normalization == "sa",
-                      float(facts.max_abs), bool(facts.negative))
+                      float(facts.max_abs) * scale, bool(facts.negative))
     vscale = proj.v_norm
     return _Rates(float(model.beta) * proj.qk_norm, bool(model.linear),
-                  model.normalization == "sa", float(facts.max_abs) * vscale,
+                  model.normalization == "sa", float(facts.max_abs) * vscale * scale,
                   bool(facts.negative), vscale)
 
 
