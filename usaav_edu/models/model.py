@@ -21,7 +21,9 @@ is built:
 * a profile ``phi`` (:mod:`usaav_edu.models.profiles`): :class:`ExpProfile` or
   :class:`LinearProfile`;
 
-and a normalization: USA (divide by n) or SA (divide by the row sum of weights).
+and a normalization: USA (divide by n) or SA (divide by the row sum of weights); and the
+placement of layer normalization, ``layer_norm``: ``"post"`` (the tokens stay on the sphere,
+the book's model) or ``"pre"`` (the residual stream grows; :mod:`usaav_edu.dynamics.prenorm`).
 ``Model(gauge=..., bias=..., profile=..., normalization="usa")`` takes them by
 keyword; the constructors below (:func:`usa`, :func:`rope`, ...) build the
 book's models.  A model holds no particle state: :meth:`Model.kernel` turns an
@@ -82,13 +84,15 @@ __all__ = [
 ]
 
 NORMALIZATIONS = ("usa", "sa")
+LAYER_NORMS = ("post", "pre")
+"""The placements of layer normalization (:attr:`Model.layer_norm`)."""
 PARAMS_VERSION = 2
 """The layout of :meth:`Model.params`: 2 nests the parts; 1 (flat) is still read."""
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class Model:
-    """An interaction kernel of USA-AV, composed of parts (module docstring).
+    r"""An interaction kernel of USA-AV, composed of parts (module docstring).
 
     Parameters
     ----------
@@ -103,6 +107,14 @@ class Model:
     rotate_values : bool
         False: the variant that rotates queries and keys but not values (not a gradient
         flow; see :mod:`usaav_edu.dynamics.unrotated`).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (Karagodin, Ge, Polyanskiy and Rigollet,
+        arXiv:2510.22026).  ``"post"`` (default, the book's model): the tokens move on the
+        sphere, :math:`\dot x_i = P_{x_i} A_i(x)`.  ``"pre"``: the unnormalized tokens
+        :math:`z_i` (from :math:`z_i(0) = x_i(0)`, radius 1) move by the attention of their
+        directions, :math:`\dot z_i = A_i(z / |z|)`, so the directions turn at the speed
+        :math:`1 / |z_i|` (:mod:`usaav_edu.dynamics.prenorm`).  :math:`A_i` is the attention
+        before the projection (the sum in :func:`usa`, :func:`sa`, ...).
     name : str or None
         A label for messages and plots; None derives one from the parts.
 
@@ -124,6 +136,7 @@ class Model:
     profile: object = field(default_factory=ExpProfile)
     normalization: str = "usa"
     rotate_values: bool = True
+    layer_norm: str = "post"
     name: str | None = None
 
     def __post_init__(self):
@@ -137,6 +150,7 @@ class Model:
                              f"got bias {self.bias.kind!r}")
         if not isinstance(self.rotate_values, bool):
             raise TypeError(f"rotate_values must be True or False, got {v.shown(self.rotate_values)}")
+        v.choice("layer_norm", self.layer_norm, LAYER_NORMS)
         if self.name is None:
             put(self, "name", self._default_name())
         elif not isinstance(self.name, str) or not self.name:
@@ -148,6 +162,7 @@ class Model:
         parts = [self.normalization]
         parts += [] if g == "identity" else [g]
         parts += [] if b == "none" else [b]
+        parts += [] if self.layer_norm == "post" else ["pre_ln"]
         return "-".join(parts)
 
     # ------------------------------------------------------------------ read-only summaries
@@ -171,8 +186,9 @@ class Model:
 
     @property
     def is_gradient_ascent(self):
-        """True when the dynamics is gradient ascent of E_h (USA, values transported by the gauge)."""
-        return self.normalization == "usa" and self.rotate_values
+        """True when the dynamics is gradient ascent of E_h on the spheres (USA, values transported
+        by the gauge, post-LN)."""
+        return self.normalization == "usa" and self.rotate_values and self.layer_norm == "post"
 
     @cached_property
     def fast_reason(self):
@@ -492,7 +508,9 @@ class Model:
         -------
         dict
             ``{"version": 2, "name", "gauge": {...}, "bias": {...}, "profile": {...},
-            "normalization", "rotate_values"}``, each part as ``{"kind": ..., its parameters}``.
+            "normalization", "rotate_values"}``, each part as ``{"kind": ..., its parameters}``,
+            and ``"layer_norm": "pre"`` for a pre-LN model (absent: post-LN, as in every file
+            written before the placement was recorded).
 
         Raises
         ------
@@ -504,9 +522,10 @@ class Model:
             raise TypeError(f"model {self.name!r} has a user-defined {part} "
                             f"({getattr(self, part)!r}), which cannot be saved: only the built-in "
                             f"parts of usaav_edu.models.gauges and usaav_edu.models.biases have parameters")
-        return {"version": PARAMS_VERSION, "name": self.name, "gauge": self.gauge.params(),
-                "bias": self.bias.params(), "profile": self.profile.params(),
-                "normalization": self.normalization, "rotate_values": self.rotate_values}
+        out = {"version": PARAMS_VERSION, "name": self.name, "gauge": self.gauge.params(),
+               "bias": self.bias.params(), "profile": self.profile.params(),
+               "normalization": self.normalization, "rotate_values": self.rotate_values}
+        return out if self.layer_norm == "post" else out | {"layer_norm": self.layer_norm}
 
     @classmethod
     def from_params(cls, params):
@@ -540,7 +559,7 @@ class Model:
         p = dict(params)
         if "version" not in p:
             return _from_flat_params(p)
-        _keys(p, PARAM_KEYS, "params")
+        _keys(p, PARAM_KEYS, "params", optional=("layer_norm",))
         if p["version"] != PARAMS_VERSION:
             raise ValueError(f"params['version'] must be {PARAMS_VERSION}, got {p['version']!r}")
         parts = {}
@@ -550,7 +569,8 @@ class Model:
                 raise TypeError(f"params['{key}'] must be a mapping, got {type(p[key]).__name__}")
             parts[key] = build(dict(p[key]))
         return cls(name=p["name"], normalization=p["normalization"],
-                   rotate_values=p["rotate_values"], **parts)
+                   rotate_values=p["rotate_values"], layer_norm=p.get("layer_norm", "post"),
+                   **parts)
 
 
 PARAM_KEYS = frozenset(("version", "name", "gauge", "bias", "profile", "normalization",
@@ -783,6 +803,11 @@ def require_model(model, name="model"):
     return model
 
 
+def _ln_name(name, layer_norm):
+    """A constructor's model name, with ``-pre_ln`` for pre-LN (``layer_norm`` checked)."""
+    return name if v.choice("layer_norm", layer_norm, LAYER_NORMS) == "post" else name + "-pre_ln"
+
+
 def _profile(beta, profile):
     v.choice("profile", profile, ("exp", "linear"))
     beta = check_beta(beta)
@@ -790,7 +815,7 @@ def _profile(beta, profile):
 
 
 @v.old_positional_order("beta", "profile")
-def usa(beta=1.0, *, profile="exp"):
+def usa(beta=1.0, *, profile="exp", layer_norm="post"):
     r"""Unnormalized self-attention (USA): the identity gauge, no bias, divided by n.
 
     With the exponential profile the tokens move by
@@ -810,6 +835,9 @@ def usa(beta=1.0, *, profile="exp"):
         Inverse temperature, 0 or in ``[1e-300, 700]``.
     profile : {"exp", "linear"}
         The profile (keyword only; by position it is deprecated).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
@@ -824,10 +852,11 @@ def usa(beta=1.0, *, profile="exp"):
     >>> m.profile
     ExpProfile(beta=2.0)
     """
-    return Model(profile=_profile(beta, profile), name="usa")
+    return Model(profile=_profile(beta, profile), layer_norm=layer_norm,
+                 name=_ln_name("usa", layer_norm))
 
 
-def sa(beta=1.0):
+def sa(beta=1.0, *, layer_norm="post"):
     r"""Self-attention (SA): the identity gauge, no bias, divided by the row sum of weights.
 
     .. math::
@@ -839,12 +868,16 @@ def sa(beta=1.0):
     ----------
     beta : float
         Inverse temperature, as in :func:`usa`.
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
     Model
     """
-    return Model(profile=ExpProfile(beta), normalization="sa", name="sa")
+    return Model(profile=ExpProfile(beta), normalization="sa", layer_norm=layer_norm,
+                 name=_ln_name("sa", layer_norm))
 
 
 def rope_frequencies(d, base=10000.0):
@@ -872,7 +905,8 @@ def rope_frequencies(d, base=10000.0):
 
 
 @v.old_positional_order("beta", "omegas", "d", "profile", "rotate_values")
-def rope(beta=1.0, omegas=(1.0,), d=3, *, profile="exp", rotate_values=True):
+def rope(beta=1.0, omegas=(1.0,), d=3, *, profile="exp", rotate_values=True,
+         layer_norm="post"):
     r"""The rotary gauge (RoPE): each token is rotated by an angle proportional to its position.
 
     .. math::
@@ -898,6 +932,9 @@ def rope(beta=1.0, omegas=(1.0,), d=3, *, profile="exp", rotate_values=True):
         :math:`\dot x_i = P_{x_i}\big(\frac{1}{n} \sum_j \varphi'(\langle R_i x_i, R_j x_j
         \rangle) x_j\big)`: closer to real
         transformers, but not a gradient flow of E_h (see :mod:`usaav_edu.dynamics.unrotated`).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
@@ -928,11 +965,12 @@ def rope(beta=1.0, omegas=(1.0,), d=3, *, profile="exp", rotate_values=True):
     d = v.integer("d", d, minimum=2)
     name = "rope" if rotate_values else "rope_unrotated_values"
     return Model(gauge=RopeGauge(omegas, d), profile=_profile(beta, profile),
-                 rotate_values=rotate_values, name=name)
+                 rotate_values=rotate_values, layer_norm=layer_norm,
+                 name=_ln_name(name, layer_norm))
 
 
 @v.old_positional_order("d", "beta", "base")
-def standard_rope(beta=1.0, *, d, base=10000.0):
+def standard_rope(beta=1.0, *, d, base=10000.0, layer_norm="post"):
     """RoPE with the standard frequencies ``base^{-2k/d}`` (all planes rotate when d is even).
 
     The old order ``standard_rope(d, beta, base)`` still works, with a ``DeprecationWarning``,
@@ -946,17 +984,20 @@ def standard_rope(beta=1.0, *, d, base=10000.0):
         Dimension (keyword).
     base : float
         Base of the frequencies (keyword).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
     Model
         :func:`rope` with ``omegas = rope_frequencies(d, base)``.
     """
-    return rope(beta, rope_frequencies(d, base), d)
+    return rope(beta, rope_frequencies(d, base), d, layer_norm=layer_norm)
 
 
 @v.old_positional_order("beta", "frames", "profile")
-def prefix_gauge(beta=1.0, frames=None, *, profile="exp"):
+def prefix_gauge(beta=1.0, frames=None, *, profile="exp", layer_norm="post"):
     r"""The prefix gauge: one orthogonal frame per prompt, no bias, divided by n.
 
     .. math::
@@ -973,6 +1014,9 @@ def prefix_gauge(beta=1.0, frames=None, *, profile="exp"):
         ``(K, d, d)`` orthogonal matrices.
     profile : {"exp", "linear"}
         The profile (keyword only; by position it is deprecated).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
@@ -999,7 +1043,8 @@ def prefix_gauge(beta=1.0, frames=None, *, profile="exp"):
     if frames is None:
         raise TypeError("frames must be a (K, d, d) array of orthogonal matrices")
     prof = _profile(beta, profile)
-    return Model(gauge=FrameGauge(frames), profile=prof, name="prefix_gauge")
+    return Model(gauge=FrameGauge(frames), profile=prof, layer_norm=layer_norm,
+                 name=_ln_name("prefix_gauge", layer_norm))
 
 
 def frames_from_targets(targets, u=None):
@@ -1043,7 +1088,7 @@ def frames_from_targets(targets, u=None):
 
 
 @v.old_positional_order("targets", "beta", "u")
-def prefix_gauge_from_targets(beta=1.0, *, targets, u=None):
+def prefix_gauge_from_targets(beta=1.0, *, targets, u=None, layer_norm="post"):
     """A prefix-gauge model whose maximizer puts prompt k's tokens at ``targets[k]``.
 
     The old order ``prefix_gauge_from_targets(targets, beta, u)`` still works, with a
@@ -1057,17 +1102,20 @@ def prefix_gauge_from_targets(beta=1.0, *, targets, u=None):
         ``(K, d)`` unit vectors (keyword).
     u : array_like or None
         See :func:`frames_from_targets` (keyword).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
     Model
         :func:`prefix_gauge` with the frames of :func:`frames_from_targets`.
     """
-    return prefix_gauge(beta, frames_from_targets(targets, u))
+    return prefix_gauge(beta, frames_from_targets(targets, u), layer_norm=layer_norm)
 
 
 @v.old_positional_order("beta", "lam")
-def distance_bias(beta=1.0, *, lam=1.0):
+def distance_bias(beta=1.0, *, lam=1.0, layer_norm="post"):
     r"""The identity gauge with a non-negative bias that decays with the distance of positions.
 
     .. math::
@@ -1083,6 +1131,9 @@ def distance_bias(beta=1.0, *, lam=1.0):
         Inverse temperature.
     lam : float
         Decay rate, >= 0 (keyword).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
@@ -1105,11 +1156,12 @@ def distance_bias(beta=1.0, *, lam=1.0):
            [0.368, 0.607, 1.   ]])
     """
     bias = DistanceBias(lam)
-    return Model(bias=bias, profile=ExpProfile(beta), name="distance_bias")
+    return Model(bias=bias, profile=ExpProfile(beta), layer_norm=layer_norm,
+                 name=_ln_name("distance_bias", layer_norm))
 
 
 @v.old_positional_order("omega", "beta", "profile")
-def cosine_bias(beta=1.0, *, omega=1.0, profile="linear"):
+def cosine_bias(beta=1.0, *, omega=1.0, profile="linear", layer_norm="post"):
     r"""The identity gauge with a sign-changing bias, periodic in the difference of positions.
 
     .. math::
@@ -1129,6 +1181,9 @@ def cosine_bias(beta=1.0, *, omega=1.0, profile="linear"):
         Frequency (keyword).
     profile : {"linear", "exp"}
         The profile (keyword).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
@@ -1150,4 +1205,5 @@ def cosine_bias(beta=1.0, *, omega=1.0, profile="linear"):
            [-1.,  1.]])
     """
     bias = CosineBias(omega)
-    return Model(bias=bias, profile=_profile(beta, profile), name="cosine_bias")
+    return Model(bias=bias, profile=_profile(beta, profile), layer_norm=layer_norm,
+                 name=_ln_name("cosine_bias", layer_norm))

@@ -23,6 +23,7 @@ from .. import _validate as v
 from ..dynamics import energy_gauge, fastsum
 from ..dynamics.integrate import steppers as integrators
 from ..dynamics.parts import is_separable
+from ..dynamics.prenorm import PreNormField, directions
 from ..dynamics.unrotated import UnrotatedValuesField
 from ..errors import FastSummationRefused
 
@@ -86,7 +87,13 @@ class FastField:
 
 
 def direct_field(kernel):
-    """The direct field of a run: the Numba kernel on ``y``, or the unrotated variant on ``x``."""
+    """The direct field of a run: the Numba kernel on ``y``, or the unrotated variant on ``x``.
+
+    Pre-LN (``model.layer_norm == "pre"``): :class:`usaav_edu.dynamics.prenorm.PreNormField` on
+    the unnormalized tokens (gauge coordinates, or contents for the unrotated variant).
+    """
+    if kernel.model.layer_norm == "pre":
+        return PreNormField(kernel)
     if kernel.model.rotate_values:
         return integrators.GaugeField(kernel.params)
     return UnrotatedValuesField(kernel)
@@ -135,8 +142,11 @@ class SummationPlan:
 
     @property
     def dense(self):
-        """Whether the run builds the ``n x n`` bias matrix (direct summation with a bias)."""
-        return not self.is_fast and not getattr(self.source.model.bias, "constant", False)
+        """Whether the run builds an ``n x n`` matrix (direct summation with a bias, or the
+        dense weights of pre-LN's NumPy field)."""
+        model = self.source.model
+        return not self.is_fast and (not getattr(model.bias, "constant", False)
+                                     or model.layer_norm == "pre")
 
     @property
     def degree(self):
@@ -184,7 +194,12 @@ class SummationPlan:
         return float(energy_gauge(yt, self.kernel.params))
 
     def energy(self, state):
-        """``E_h``, a float, of the stepper's ``(d, n)`` state (``y``, or ``x`` unrotated)."""
+        """``E_h``, a float, of the stepper's ``(d, n)`` state (``y``, or ``x`` unrotated).
+
+        For Pre-LN the state holds the unnormalized tokens: ``E_h`` of their directions.
+        """
+        if self.source.model.layer_norm == "pre":
+            state = directions(state)[0]
         if not self.source.model.rotate_values:
             state = np.ascontiguousarray(self.kernel.to_gauge(state.T).T)
         return self.gauge_energy(state)
