@@ -239,3 +239,11 @@ def test_the_density_solver_refuses_pre_ln():
     f0 = np.ones(64) / (2 * np.pi)
     with pytest.raises(ValueError, match="pre-LN"):
         ue.meanfield.solve(ue.models.usa(1.0, layer_norm="pre"), f0, t_max=1.0)
+
+
+def test_a_run_that_stops_returns_the_radii_of_its_frames():
+    traj = ue.simulate(ue.models.usa(1.0, layer_norm="pre"), ue.sphere.uniform(8, 3, seed=0),
+                       t_max=2.0, n_frames=5, method="dopri5", rtol=1e-12, atol=1e-14,
+                       max_steps=30, on_failure="return")
+    assert traj.status is ue.particles.Status.MAX_STEPS
+    assert traj.radius.shape == (len(traj.t), 8) and len(traj.t) < 5
