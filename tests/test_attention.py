@@ -260,3 +260,11 @@ def test_the_exponent_bound_selects_the_saturating_exponential():
     assert general.exponent_bound(q, q, 1.0, None) == pytest.approx(1200.0)
     acc, z = general.pair_sums(q, q, q, 1.0, False)  # 2^1200 overflows: inf, not garbage
     assert np.all(np.isinf(z))
+
+
+def test_pre_ln_is_refused_where_the_general_kernel_runs():
+    with pytest.raises(ValueError, match="layer_norm 'pre'"):
+        dataclasses.replace(ue.models.causal(1.0), layer_norm="pre")
+    with pytest.raises(ValueError, match="layer_norm 'pre' needs a symmetric bias"):
+        ue.Model(bias=Asymmetric(), layer_norm="pre").kernel(ue.sphere.uniform(6, 3, seed=0),
+                                                             np.arange(6.0))

@@ -28,7 +28,8 @@ def quietly(call):
 
 # ------------------------------------------------------------------ constructors, new order
 def test_the_constructors_take_beta_first_and_the_rest_by_keyword():
-    assert list(inspect.signature(models.cosine_bias).parameters) == ["beta", "omega", "profile"]
+    assert list(inspect.signature(models.cosine_bias).parameters) == ["beta", "omega", "profile",
+                                                                      "layer_norm"]
     assert inspect.signature(models.cosine_bias).parameters["omega"].kind is inspect.Parameter.KEYWORD_ONLY
     assert inspect.signature(models.distance_bias).parameters["lam"].kind is inspect.Parameter.KEYWORD_ONLY
     for f in (models.usa, models.sa, models.rope, models.standard_rope, models.prefix_gauge,

@@ -12,7 +12,10 @@ Small pure functions that the first chapters put beside full simulations:
       \text{SA:}\quad \dot r = \frac{2\, e^{\beta r} (1 - r) \big((n - 1) r + 1\big)}
       {e^\beta + (n - 1)\, e^{\beta r}},
 
-  solved here by RK4 on the scalar (closed form at :math:`\beta = 0`);
+  solved here by RK4 on the scalar (closed form at :math:`\beta = 0`); with layer
+  normalization before attention (pre-LN, :mod:`usaav_edu.dynamics.prenorm`) the common
+  radius :math:`R` joins it, :math:`\dot r = \dot r_{\text{post}} / R`,
+  :math:`\dot R = g(r)` (:func:`equiangular_radius_rate`, :func:`equiangular_solution`);
 * the **circle form** (d = 2, :math:`x = (\cos\theta, \sin\theta)`):
 
   .. math::
@@ -38,6 +41,7 @@ from .. import _validate as v
 from .diagnostics import cluster_count
 
 NORMALIZATIONS = ("usa", "sa")
+LAYER_NORMS = ("post", "pre")
 
 
 # ---------------------------------------------------------------------- equiangular reduction
@@ -92,6 +96,50 @@ def equiangular_rate(r, n, beta, normalization="usa"):
     return 2.0 * core / (math.exp(beta) + (n - 1) * np.exp(beta * r))
 
 
+def equiangular_radius_rate(r, n, beta, normalization="usa"):
+    r"""The growth ``dR/dt`` of the common radius of ``n`` equiangular pre-LN tokens.
+
+    For tokens :math:`z_i = R\, \theta_i` with :math:`\langle \theta_i, \theta_j \rangle = r`
+    (:math:`i \ne j`), the attention before projection is
+    :math:`A_i = (e^\beta \theta_i + e^{\beta r} \sum_{j \ne i} \theta_j) / N` and
+
+    .. math::
+
+        \dot R = \langle \theta_i, A_i \rangle
+        = \frac{e^\beta + (n - 1)\, r\, e^{\beta r}}{N}, \qquad
+        N = n \text{ (USA) or } e^\beta + (n - 1)\, e^{\beta r} \text{ (SA)}.
+
+    It is ``>= 0`` on ``[-1/(n-1), 1]`` (for ``r < 0``, ``(n-1) |r| e^{beta r} <= 1 <=
+    e^beta``): the radius never shrinks.
+
+    Parameters
+    ----------
+    r : float or array_like
+        Common inner product(s) of the directions.
+    n : int
+        Number of tokens, >= 2.
+    beta : float
+        Inverse temperature, >= 0.
+    normalization : {"usa", "sa"}
+        The normalization.
+
+    Returns
+    -------
+    float or ndarray
+
+    References
+    ----------
+    N. Karagodin, S. Ge, Y. Polyanskiy, P. Rigollet, "Normalization in Attention Dynamics",
+    arXiv:2510.22026: Pre-LN's radial part :math:`\dot r_k = \langle \theta_k, A_k \rangle`.
+    """
+    n, beta, normalization = _equiangular_args(n, beta, normalization)
+    r = _inner_product(r)
+    core = math.exp(beta) + (n - 1) * r * np.exp(beta * r)
+    if normalization == "usa":
+        return core / n
+    return core / (math.exp(beta) + (n - 1) * np.exp(beta * r))
+
+
 def equiangular_closed_form(t, n, r0=0.0):
     """The exact solution at ``beta = 0`` (USA and SA coincide there).
 
@@ -131,13 +179,44 @@ def equiangular_closed_form(t, n, r0=0.0):
     return (k - e) / (a * e + k)
 
 
-def equiangular_solution(t, n, beta, r0=0.0, normalization="usa", max_step=None):
-    """``r(t)`` of the equiangular reduction at the times ``t`` (increasing, starting at >= 0).
+def equiangular_solution(t, n, beta, r0=0.0, normalization="usa", max_step=None, *,
+                         layer_norm="post"):
+    r"""``r(t)`` of the equiangular reduction at the times ``t`` (increasing, starting at >= 0).
 
     Classical RK4 on the scalar equation from ``r(0) = r0``, with at most ``max_step`` per
     step (default ``min(0.01, 0.02 / L)`` with ``L`` a bound of the Lipschitz constant of the
     right-hand side), so the error is far below any particle integrator's.  At ``beta = 0``
     use :func:`equiangular_closed_form` for the exact value.
+
+    **Pre-LN** (``layer_norm="pre"``): the tokens are :math:`z_i = R_i \theta_i`,
+    :math:`\dot z_i = A_i(\theta)` from :math:`z_i(0) = \theta_i(0)`
+    (:mod:`usaav_edu.dynamics.prenorm`).  An equiangular start stays equiangular with one
+    radius :math:`R` (the dynamics commutes with the rotations that permute the tokens), and
+    with :math:`f` the post-LN rate (:func:`equiangular_rate`) and :math:`g` the radial rate
+    (:func:`equiangular_radius_rate`):
+
+    .. math::
+
+        \dot r = \frac{f(r)}{R}, \qquad \dot R = g(r), \qquad r(0) = r_0, \quad R(0) = 1.
+
+    Derivation: :math:`\dot\theta_i = P_{\theta_i} A_i / R`, and
+    :math:`\dot r = \langle \dot\theta_i, \theta_j \rangle + \langle \theta_i,
+    \dot\theta_j \rangle = 2 \langle P_{\theta_i} A_i, \theta_j \rangle / R` with
+    :math:`\langle P_{\theta_i} A_i, \theta_j \rangle = e^{\beta r} (1 - r)(1 + (n - 1) r)
+    / N`, the post-LN computation divided by :math:`R`; :math:`\dot R = \langle \theta_i,
+    A_i \rangle`.  At :math:`\beta = 0`, :math:`dr / dR = 2 (1 - r) / R`, so
+    :math:`1 - r = (1 - r_0) R^{-2}` and :math:`\dot R = 1 - k R^{-2}` with
+    :math:`k = (n - 1)(1 - r_0) / n \le 1`; for :math:`k < 1`
+
+    .. math::
+
+        t = R - 1 + \frac{\sqrt k}{2} \log \frac{(R - \sqrt k)(1 + \sqrt k)}
+        {(R + \sqrt k)(1 - \sqrt k)}.
+
+    The directions move like post-LN's on the clock :math:`\int dt / R`.  Near :math:`r = 1`,
+    :math:`f(r) / g(r) \to 2 (1 - r)` and :math:`g \to e^\beta` (USA) or 1 (SA), so
+    :math:`R` grows linearly and :math:`1 - r \propto R^{-2} \propto t^{-2}`: a power of
+    :math:`t`, where post-LN's :math:`1 - r` decays exponentially.
 
     Parameters
     ----------
@@ -153,17 +232,23 @@ def equiangular_solution(t, n, beta, r0=0.0, normalization="usa", max_step=None)
         The normalization.
     max_step : float or None
         Largest RK4 step.
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword).
 
     Returns
     -------
-    ndarray
-        ``r`` at the times ``t``.
+    ndarray or tuple of ndarray
+        ``r`` at the times ``t``; for ``layer_norm="pre"`` the pair ``(r, R)``.
 
     References
     ----------
-    The book's chapter 1: Proposition 1.1 (ch1-prop-equiangular).
+    The book's chapter 1: Proposition 1.1 (ch1-prop-equiangular).  Pre-LN: N. Karagodin,
+    S. Ge, Y. Polyanskiy, P. Rigollet, "Normalization in Attention Dynamics",
+    arXiv:2510.22026 (the decomposition :math:`x_k = r_k \theta_k`, Pre-LN's speed
+    :math:`1 / r_k`); the reduction is derived above.
     """
     n, beta, normalization = _equiangular_args(n, beta, normalization)
+    layer_norm = v.choice("layer_norm", layer_norm, LAYER_NORMS)
     t = v.float_array("t", t, ndim=1)
     r0 = v.real_scalar("r0", r0, minimum=-1.0 / (n - 1), maximum=1.0)
     if t.size == 0:
@@ -177,6 +262,9 @@ def equiangular_solution(t, n, beta, r0=0.0, normalization="usa", max_step=None)
             lip = 2.0 * (beta + 2.0) * n
         max_step = min(0.01, 0.02 / lip)
     max_step = v.real_scalar("max_step", max_step, minimum=0.0, strict=True)
+
+    if layer_norm == "pre":
+        return _pre_ln_solution(t, n, beta, r0, normalization, max_step)
 
     def f(r):
         return float(equiangular_rate(r, n, beta, normalization))
@@ -197,6 +285,33 @@ def equiangular_solution(t, n, beta, r0=0.0, normalization="usa", max_step=None)
             now = target
         out[k] = r
     return out
+
+
+def _pre_ln_solution(t, n, beta, r0, normalization, max_step):
+    """``(r, R)`` at the times ``t``: RK4 on ``r' = f(r) / R``, ``R' = g(r)`` (checked args)."""
+
+    def f(state):
+        r, big_r = state
+        return np.array([float(equiangular_rate(r, n, beta, normalization)) / big_r,
+                         float(equiangular_radius_rate(r, n, beta, normalization))])
+
+    out = np.empty((2, t.size))
+    state, now = np.array([r0, 1.0]), 0.0
+    for k, target in enumerate(t):
+        span = target - now
+        if span > 0:
+            steps = max(1, math.ceil(span / max_step))
+            h = span / steps
+            for _ in range(steps):
+                k1 = f(state)
+                k2 = f(state + 0.5 * h * k1)
+                k3 = f(state + 0.5 * h * k2)
+                k4 = f(state + h * k3)
+                state = state + h * (k1 + 2 * k2 + 2 * k3 + k4) / 6.0
+                state[0] = min(1.0, state[0])
+            now = target
+        out[:, k] = state
+    return out[0], out[1]
 
 
 def equiangular_energy(r, n, beta):

@@ -193,6 +193,9 @@ def _circle_model(model, name="model"):
     if not model.rotate_values:
         raise ValueError(f"{name}: the variant with unrotated values (rotate_values=False) is not "
                          f"a gradient flow and has no density solver here")
+    if model.layer_norm != "post":
+        raise ValueError(f"{name}: pre-LN (layer_norm={model.layer_norm!r}) moves tokens off the "
+                         f"sphere and has no density solver here; simulate its particles")
     return model, omega
 
 

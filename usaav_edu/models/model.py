@@ -21,7 +21,9 @@ is built:
 * a profile ``phi`` (:mod:`usaav_edu.models.profiles`): :class:`ExpProfile` or
   :class:`LinearProfile`;
 
-and a normalization: USA (divide by n) or SA (divide by the row sum of weights).
+and a normalization: USA (divide by n) or SA (divide by the row sum of weights); and the
+placement of layer normalization, ``layer_norm``: ``"post"`` (the tokens stay on the sphere,
+the book's model) or ``"pre"`` (the residual stream grows; :mod:`usaav_edu.dynamics.prenorm`).
 ``Model(gauge=..., bias=..., profile=..., normalization="usa")`` takes them by
 keyword; the constructors below (:func:`usa`, :func:`rope`, ...) build the
 book's models.  A model holds no particle state: :meth:`Model.kernel` turns an
@@ -88,13 +90,15 @@ __all__ = [
 ]
 
 NORMALIZATIONS = ("usa", "sa")
+LAYER_NORMS = ("post", "pre")
+"""The placements of layer normalization (:attr:`Model.layer_norm`)."""
 PARAMS_VERSION = 2
 """The layout of :meth:`Model.params`: 2 nests the parts; 1 (flat) is still read."""
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class Model:
-    """An interaction kernel of USA-AV, composed of parts (module docstring).
+    r"""An interaction kernel of USA-AV, composed of parts (module docstring).
 
     Parameters
     ----------
@@ -112,6 +116,14 @@ class Model:
     projections : Projections or None
         Query, key and value matrices (:mod:`usaav_edu.models.projections`); None for the
         identity (the tokens themselves).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (Karagodin, Ge, Polyanskiy and Rigollet,
+        arXiv:2510.22026).  ``"post"`` (default, the book's model): the tokens move on the
+        sphere, :math:`\dot x_i = P_{x_i} A_i(x)`.  ``"pre"``: the unnormalized tokens
+        :math:`z_i` (from :math:`z_i(0) = x_i(0)`, radius 1) move by the attention of their
+        directions, :math:`\dot z_i = A_i(z / |z|)`, so the directions turn at the speed
+        :math:`1 / |z_i|` (:mod:`usaav_edu.dynamics.prenorm`).  :math:`A_i` is the attention
+        before the projection (the sum in :func:`usa`, :func:`sa`, ...).
     name : str or None
         A label for messages and plots; None derives one from the parts.
 
@@ -133,6 +145,7 @@ class Model:
     profile: object = field(default_factory=ExpProfile)
     normalization: str = "usa"
     rotate_values: bool = True
+    layer_norm: str = "post"
     name: str | None = None
     projections: object = None
 
@@ -152,6 +165,11 @@ class Model:
                              f"row sums divide); {self.profile!r} is not positive there")
         if not isinstance(self.rotate_values, bool):
             raise TypeError(f"rotate_values must be True or False, got {v.shown(self.rotate_values)}")
+        v.choice("layer_norm", self.layer_norm, LAYER_NORMS)
+        if self.layer_norm == "pre" and self.general:
+            raise ValueError(f"layer_norm 'pre' is available for the models of the book (symmetric "
+                             f"bias, built-in profile, no projections); this model has "
+                             f"{self._general_part()}")
         if self.name is None:
             put(self, "name", self._default_name())
         elif not isinstance(self.name, str) or not self.name:
@@ -164,6 +182,7 @@ class Model:
         parts += [] if g == "identity" else [g]
         parts += [] if b == "none" else [b]
         parts += [] if self.projections is None or self.projections.identity else ["qkv"]
+        parts += [] if self.layer_norm == "post" else ["pre_ln"]
         return "-".join(parts)
 
     # ------------------------------------------------------------------ read-only summaries
@@ -187,12 +206,14 @@ class Model:
 
     @property
     def is_gradient_ascent(self):
-        """True when the dynamics is gradient ascent of E_h (USA, values transported by the gauge).
+        """True when the dynamics is gradient ascent of E_h on the spheres (USA, values
+        transported by the gauge, post-LN).
 
         With projections it is when :attr:`Projections.gradient` holds, the bias is symmetric and
         the gauge is the identity (:mod:`usaav_edu.models.projections`).
         """
-        return self.normalization == "usa" and self.rotate_values and self._gradient_structure
+        return (self.normalization == "usa" and self.rotate_values and self.layer_norm == "post"
+                and self._gradient_structure)
 
     @property
     def general(self):
@@ -205,6 +226,14 @@ class Model:
         projected = self.projections is not None and not self.projections.identity
         return (projected or not getattr(self.bias, "symmetric", True)
                 or getattr(self.profile, "kind", None) == "user")
+
+    def _general_part(self):
+        """What makes the model need the general kernel, for messages."""
+        if getattr(self.profile, "kind", None) == "user":
+            return f"the profile of one's own {self.profile!r}"
+        if not getattr(self.bias, "symmetric", True):
+            return "a causal bias, which is not symmetric"
+        return "query, key and value matrices"
 
     @property
     def _gradient_structure(self):
@@ -224,12 +253,7 @@ class Model:
         the answer is kept.  Projections and biases that are not symmetric are summed directly.
         """
         if self.general:
-            if getattr(self.profile, "kind", None) == "user":
-                what = f"the profile of one's own {self.profile!r}"
-            elif not getattr(self.bias, "symmetric", True):
-                what = "a causal bias, which is not symmetric"
-            else:
-                what = "query, key and value matrices"
+            what = self._general_part()
             return (f"model {self.name!r} has {what}: it is summed directly, every pair "
                     f"(usaav_edu.dynamics.general)")
         return fast_applies(self)
@@ -549,6 +573,9 @@ class Model:
                                     symmetric=False)
             if is_symmetric(user_bias):
                 return None, 0.5 * (user_bias + user_bias.T)
+            if self.layer_norm == "pre":
+                raise ValueError(f"layer_norm 'pre' needs a symmetric bias; the matrix of bias "
+                                 f"{self.bias!r} is not symmetric")
         mobile = None if frozen_mask is None else ~frozen_mask
         if self.normalization == "sa" and user_bias is not None and np.any(user_bias < 0.0):
             raise ValueError(f"normalization 'sa' needs a non-negative bias (the row sums divide); "
@@ -586,7 +613,9 @@ class Model:
         -------
         dict
             ``{"version": 2, "name", "gauge": {...}, "bias": {...}, "profile": {...},
-            "normalization", "rotate_values"}``, each part as ``{"kind": ..., its parameters}``.
+            "normalization", "rotate_values"}``, each part as ``{"kind": ..., its parameters}``,
+            and ``"layer_norm": "pre"`` for a pre-LN model (absent: post-LN, as in every file
+            written before the placement was recorded).
 
         Raises
         ------
@@ -603,7 +632,7 @@ class Model:
                "normalization": self.normalization, "rotate_values": self.rotate_values}
         if self.projections is not None:
             out["projections"] = self.projections.params()
-        return out
+        return out if self.layer_norm == "post" else out | {"layer_norm": self.layer_norm}
 
     @classmethod
     def from_params(cls, params):
@@ -637,7 +666,7 @@ class Model:
         p = dict(params)
         if "version" not in p:
             return _from_flat_params(p)
-        _keys(p, PARAM_KEYS, "params", optional=("projections",))
+        _keys(p, PARAM_KEYS, "params", optional=("projections", "layer_norm"))
         if p["version"] != PARAMS_VERSION:
             raise ValueError(f"params['version'] must be {PARAMS_VERSION}, got {p['version']!r}")
         parts = {}
@@ -650,7 +679,8 @@ class Model:
         if projections is not None:
             projections = projections_from_params(projections)
         return cls(name=p["name"], normalization=p["normalization"],
-                   rotate_values=p["rotate_values"], projections=projections, **parts)
+                   rotate_values=p["rotate_values"], projections=projections,
+                   layer_norm=p.get("layer_norm", "post"), **parts)
 
 
 PARAM_KEYS = frozenset(("version", "name", "gauge", "bias", "profile", "normalization",
@@ -931,6 +961,11 @@ def require_model(model, name="model"):
     return model
 
 
+def _ln_name(name, layer_norm):
+    """A constructor's model name, with ``-pre_ln`` for pre-LN (``layer_norm`` checked)."""
+    return name if v.choice("layer_norm", layer_norm, LAYER_NORMS) == "post" else name + "-pre_ln"
+
+
 def _profile(beta, profile):
     v.choice("profile", profile, ("exp", "linear"))
     beta = check_beta(beta)
@@ -938,7 +973,7 @@ def _profile(beta, profile):
 
 
 @v.old_positional_order("beta", "profile")
-def usa(beta=1.0, *, profile="exp"):
+def usa(beta=1.0, *, profile="exp", layer_norm="post"):
     r"""Unnormalized self-attention (USA): the identity gauge, no bias, divided by n.
 
     With the exponential profile the tokens move by
@@ -958,6 +993,9 @@ def usa(beta=1.0, *, profile="exp"):
         Inverse temperature, 0 or in ``[1e-300, 700]``.
     profile : {"exp", "linear"}
         The profile (keyword only; by position it is deprecated).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
@@ -972,10 +1010,11 @@ def usa(beta=1.0, *, profile="exp"):
     >>> m.profile
     ExpProfile(beta=2.0)
     """
-    return Model(profile=_profile(beta, profile), name="usa")
+    return Model(profile=_profile(beta, profile), layer_norm=layer_norm,
+                 name=_ln_name("usa", layer_norm))
 
 
-def sa(beta=1.0):
+def sa(beta=1.0, *, layer_norm="post"):
     r"""Self-attention (SA): the identity gauge, no bias, divided by the row sum of weights.
 
     .. math::
@@ -987,12 +1026,16 @@ def sa(beta=1.0):
     ----------
     beta : float
         Inverse temperature, as in :func:`usa`.
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
     Model
     """
-    return Model(profile=ExpProfile(beta), normalization="sa", name="sa")
+    return Model(profile=ExpProfile(beta), normalization="sa", layer_norm=layer_norm,
+                 name=_ln_name("sa", layer_norm))
 
 
 def rope_frequencies(d, base=10000.0):
@@ -1020,7 +1063,8 @@ def rope_frequencies(d, base=10000.0):
 
 
 @v.old_positional_order("beta", "omegas", "d", "profile", "rotate_values")
-def rope(beta=1.0, omegas=(1.0,), d=3, *, profile="exp", rotate_values=True):
+def rope(beta=1.0, omegas=(1.0,), d=3, *, profile="exp", rotate_values=True,
+         layer_norm="post"):
     r"""The rotary gauge (RoPE): each token is rotated by an angle proportional to its position.
 
     .. math::
@@ -1046,6 +1090,9 @@ def rope(beta=1.0, omegas=(1.0,), d=3, *, profile="exp", rotate_values=True):
         :math:`\dot x_i = P_{x_i}\big(\frac{1}{n} \sum_j \varphi'(\langle R_i x_i, R_j x_j
         \rangle) x_j\big)`: closer to real
         transformers, but not a gradient flow of E_h (see :mod:`usaav_edu.dynamics.unrotated`).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
@@ -1076,11 +1123,12 @@ def rope(beta=1.0, omegas=(1.0,), d=3, *, profile="exp", rotate_values=True):
     d = v.integer("d", d, minimum=2)
     name = "rope" if rotate_values else "rope_unrotated_values"
     return Model(gauge=RopeGauge(omegas, d), profile=_profile(beta, profile),
-                 rotate_values=rotate_values, name=name)
+                 rotate_values=rotate_values, layer_norm=layer_norm,
+                 name=_ln_name(name, layer_norm))
 
 
 @v.old_positional_order("d", "beta", "base")
-def standard_rope(beta=1.0, *, d, base=10000.0):
+def standard_rope(beta=1.0, *, d, base=10000.0, layer_norm="post"):
     """RoPE with the standard frequencies ``base^{-2k/d}`` (all planes rotate when d is even).
 
     The old order ``standard_rope(d, beta, base)`` still works, with a ``DeprecationWarning``,
@@ -1094,17 +1142,20 @@ def standard_rope(beta=1.0, *, d, base=10000.0):
         Dimension (keyword).
     base : float
         Base of the frequencies (keyword).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
     Model
         :func:`rope` with ``omegas = rope_frequencies(d, base)``.
     """
-    return rope(beta, rope_frequencies(d, base), d)
+    return rope(beta, rope_frequencies(d, base), d, layer_norm=layer_norm)
 
 
 @v.old_positional_order("beta", "frames", "profile")
-def prefix_gauge(beta=1.0, frames=None, *, profile="exp"):
+def prefix_gauge(beta=1.0, frames=None, *, profile="exp", layer_norm="post"):
     r"""The prefix gauge: one orthogonal frame per prompt, no bias, divided by n.
 
     .. math::
@@ -1121,6 +1172,9 @@ def prefix_gauge(beta=1.0, frames=None, *, profile="exp"):
         ``(K, d, d)`` orthogonal matrices.
     profile : {"exp", "linear"}
         The profile (keyword only; by position it is deprecated).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
@@ -1147,7 +1201,8 @@ def prefix_gauge(beta=1.0, frames=None, *, profile="exp"):
     if frames is None:
         raise TypeError("frames must be a (K, d, d) array of orthogonal matrices")
     prof = _profile(beta, profile)
-    return Model(gauge=FrameGauge(frames), profile=prof, name="prefix_gauge")
+    return Model(gauge=FrameGauge(frames), profile=prof, layer_norm=layer_norm,
+                 name=_ln_name("prefix_gauge", layer_norm))
 
 
 def frames_from_targets(targets, u=None):
@@ -1191,7 +1246,7 @@ def frames_from_targets(targets, u=None):
 
 
 @v.old_positional_order("targets", "beta", "u")
-def prefix_gauge_from_targets(beta=1.0, *, targets, u=None):
+def prefix_gauge_from_targets(beta=1.0, *, targets, u=None, layer_norm="post"):
     """A prefix-gauge model whose maximizer puts prompt k's tokens at ``targets[k]``.
 
     The old order ``prefix_gauge_from_targets(targets, beta, u)`` still works, with a
@@ -1205,17 +1260,20 @@ def prefix_gauge_from_targets(beta=1.0, *, targets, u=None):
         ``(K, d)`` unit vectors (keyword).
     u : array_like or None
         See :func:`frames_from_targets` (keyword).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
     Model
         :func:`prefix_gauge` with the frames of :func:`frames_from_targets`.
     """
-    return prefix_gauge(beta, frames_from_targets(targets, u))
+    return prefix_gauge(beta, frames_from_targets(targets, u), layer_norm=layer_norm)
 
 
 @v.old_positional_order("beta", "lam")
-def distance_bias(beta=1.0, *, lam=1.0):
+def distance_bias(beta=1.0, *, lam=1.0, layer_norm="post"):
     r"""The identity gauge with a non-negative bias that decays with the distance of positions.
 
     .. math::
@@ -1231,6 +1289,9 @@ def distance_bias(beta=1.0, *, lam=1.0):
         Inverse temperature.
     lam : float
         Decay rate, >= 0 (keyword).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
@@ -1253,11 +1314,12 @@ def distance_bias(beta=1.0, *, lam=1.0):
            [0.368, 0.607, 1.   ]])
     """
     bias = DistanceBias(lam)
-    return Model(bias=bias, profile=ExpProfile(beta), name="distance_bias")
+    return Model(bias=bias, profile=ExpProfile(beta), layer_norm=layer_norm,
+                 name=_ln_name("distance_bias", layer_norm))
 
 
 @v.old_positional_order("omega", "beta", "profile")
-def cosine_bias(beta=1.0, *, omega=1.0, profile="linear"):
+def cosine_bias(beta=1.0, *, omega=1.0, profile="linear", layer_norm="post"):
     r"""The identity gauge with a sign-changing bias, periodic in the difference of positions.
 
     .. math::
@@ -1277,6 +1339,9 @@ def cosine_bias(beta=1.0, *, omega=1.0, profile="linear"):
         Frequency (keyword).
     profile : {"linear", "exp"}
         The profile (keyword).
+    layer_norm : {"post", "pre"}
+        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        ``-pre_ln`` to the name.
 
     Returns
     -------
@@ -1298,7 +1363,8 @@ def cosine_bias(beta=1.0, *, omega=1.0, profile="linear"):
            [-1.,  1.]])
     """
     bias = CosineBias(omega)
-    return Model(bias=bias, profile=_profile(beta, profile), name="cosine_bias")
+    return Model(bias=bias, profile=_profile(beta, profile), layer_norm=layer_norm,
+                 name=_ln_name("cosine_bias", layer_norm))
 
 
 def attention(beta=1.0, *, Q=None, K=None, V=None, d=3, normalization="usa", profile="exp"):

@@ -24,6 +24,7 @@ from ..dynamics import energy_gauge, fastsum
 from ..dynamics.general import GeneralField
 from ..dynamics.integrate import steppers as integrators
 from ..dynamics.parts import is_separable
+from ..dynamics.prenorm import PreNormField, directions
 from ..dynamics.unrotated import UnrotatedValuesField
 from ..errors import FastSummationRefused
 
@@ -88,7 +89,13 @@ class FastField:
 
 def direct_field(kernel):
     """The direct field of a run: the Numba kernel on ``y``; on ``x`` the general kernel
-    (projections, masks) or the unrotated variant."""
+    (projections, masks) or the unrotated variant.
+
+    Pre-LN (``model.layer_norm == "pre"``): :class:`usaav_edu.dynamics.prenorm.PreNormField` on
+    the unnormalized tokens (gauge coordinates, or contents for the unrotated variant).
+    """
+    if kernel.model.layer_norm == "pre":
+        return PreNormField(kernel)
     if kernel.attention is not None:
         return GeneralField(kernel)
     if kernel.model.rotate_values:
@@ -139,8 +146,11 @@ class SummationPlan:
 
     @property
     def dense(self):
-        """Whether the run builds the ``n x n`` bias matrix (direct summation with a bias)."""
-        return not self.is_fast and not getattr(self.source.model.bias, "constant", False)
+        """Whether the run builds an ``n x n`` matrix (direct summation with a bias, or the
+        dense weights of pre-LN's NumPy field)."""
+        model = self.source.model
+        return not self.is_fast and (not getattr(model.bias, "constant", False)
+                                     or model.layer_norm == "pre")
 
     @property
     def degree(self):
@@ -190,9 +200,14 @@ class SummationPlan:
         return float(energy_gauge(yt, self.kernel.params))
 
     def energy(self, state):
-        """``E_h``, a float, of the stepper's ``(d, n)`` state (``y``, or ``x`` unrotated or general)."""
+        """``E_h``, a float, of the stepper's ``(d, n)`` state (``y``, or ``x`` unrotated or general).
+
+        For Pre-LN the state holds the unnormalized tokens: ``E_h`` of their directions.
+        """
         if self.kernel.attention is not None:
             return self.field.energy(state)
+        if self.source.model.layer_norm == "pre":
+            state = directions(state)[0]
         if not self.source.model.rotate_values:
             state = np.ascontiguousarray(self.kernel.to_gauge(state.T).T)
         return self.gauge_energy(state)

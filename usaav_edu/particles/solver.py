@@ -33,6 +33,7 @@ from ..dynamics import energy_bound as _energy_bound
 from ..dynamics.integrate import run_frames
 from ..dynamics.integrate import steppers as integrators
 from ..dynamics.parts import NO_BIAS
+from ..dynamics.prenorm import directions
 from ..errors import IntegrationError, StepTooLargeError, WorkEstimateError
 from ..models.model import require_model
 from ..progress import Progress
@@ -713,7 +714,11 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         energy identity ``E(t1) - E(t0) = int (1/n) sum_i |v_i|^2 dt`` is checked too, with
         the speeds integrated by the stepper's own quadrature on its stages
         (``_check_identity``): it sees a wrong state whose energy still rises.  The variant
-        is not a gradient flow and is not checked.
+        is not a gradient flow and is not checked.  Pre-LN (``model.layer_norm == "pre"``)
+        integrates the unnormalized tokens ``z`` (dense NumPy, direct summation only;
+        ``Trajectory.x`` holds ``z / |z|``, ``Trajectory.radius`` ``|z|``): its energy must
+        not fall (a gradient ascent in the metric weighted by the radii), and the identity,
+        which does not hold for it, is not checked (:mod:`usaav_edu.dynamics.prenorm`).
 
     References
     ----------
@@ -884,6 +889,7 @@ class _Run(NamedTuple):
     h: float
     status: Status
     message: str
+    radius: object = None  # (F, n) radii of a pre-LN run, else None
 
 
 class _Frames:
@@ -901,6 +907,8 @@ class _Frames:
         self.energies = np.empty(s.n_frames)
         self.frames[0] = state.T
         self.energies[0] = plan.sums.energy(state)
+        pre = kernel.model.layer_norm == "pre"  # the state is z: keep theta = z / |z| and |z|
+        self.radius = np.ones((s.n_frames, kernel.n)) if pre else None
         self.h = budget.h
         self.error, self.failed = None, None
 
@@ -912,6 +920,9 @@ class _Frames:
         except IntegrationError as exc:
             self.error, self.failed = exc, f
             return True
+        if self.radius is not None:
+            theta, self.radius[f] = directions(state)
+            self.frames[f] = theta.T
         self.bar.update(self.budget.times[f])
         return False
 
@@ -944,9 +955,10 @@ def _frames(kernel, p, s, budget, plan):
         status = (Status.MAX_STEPS if run.last.outcome is integrators.Outcome.MAX_STEPS
                   else Status.FAILED)
         return _Run(checked.frames[:f], checked.energies[:f], run.accepted, run.rejected,
-                    run.n_rhs, checked.h, status, str(checked.error))
+                    run.n_rhs, checked.h, status, str(checked.error),
+                    None if checked.radius is None else checked.radius[:f])
     return _Run(checked.frames, checked.energies, run.accepted, run.rejected, run.n_rhs,
-                checked.h, Status.COMPLETED, Status.COMPLETED.message)
+                checked.h, Status.COMPLETED, Status.COMPLETED.message, checked.radius)
 
 
 def _check_frame(kernel, p, s, budget, plan, res, h, state, frames, energies, f):
@@ -968,8 +980,9 @@ def _check_frame(kernel, p, s, budget, plan, res, h, state, frames, energies, f)
     if kernel.energy_rises:
         _check_energy(kernel, p, energies, times, f, s.method, h, s.rtol, s.atol, plan.sums.energy_slack)
     # the energy identity holds for USA's gradient ascent in gauge coordinates (not for SA,
-    # whose metric weighs each token by its partition function, nor the unrotated variant)
-    if kernel.energy_rises and not p.sa:
+    # whose metric weighs each token by its partition function, nor the unrotated variant, nor
+    # pre-LN, whose metric weighs each token by its radius: usaav_edu.dynamics.prenorm)
+    if kernel.energy_rises and not p.sa and kernel.model.layer_norm == "post":
         _check_identity(kernel, p, energies, times, f, s.method, h, s.rtol, s.atol,
                         res.speed_integral / kernel.n, plan.sums.energy_slack, plan.speed_slack)
     return h
@@ -994,7 +1007,7 @@ def _result(kernel, s, times, plan, run):
                       steps_accepted=run.accepted, steps_rejected=run.rejected,
                       version=__version__, summation=plan.sums.summation,
                       degree=plan.sums.degree, error_bound=plan.sums.error_bound,
-                      status=run.status, message=run.message)
+                      status=run.status, message=run.message, radius=run.radius)
 
 
 def _where(kernel):

@@ -31,6 +31,8 @@ MAX_BYTES = 2**30  # default cap of ``load`` on the decompressed size of a file'
 UNIT_TOL = 1e-9  # rows of a loaded x must have norm 1 within this
 READ_CHUNK = 1 << 24  # bytes read from an archive member at once (16 MB)
 ARRAYS = ("t", "x", "xi", "energy", "frozen", "metadata")
+OPTIONAL_ARRAYS = ("radius",)
+"""Arrays written only where they exist (``radius``: pre-LN runs); older files have none."""
 METADATA = ("model", "method", "dt", "rtol", "atol", "seed", "n_rhs", "version")
 OPTIONAL_METADATA = ("steps_accepted", "steps_rejected", "summation", "degree", "error_bound",
                      "status", "message")
@@ -140,6 +142,10 @@ class Trajectory:
     message
         What happened, in a sentence or two (where and why a run stopped); by default the
         status's own ``message``.
+    radius
+        (F, n) the radii ``|z_i(t)|`` of a pre-LN run, whose ``x`` are the directions
+        ``z_i / |z_i|`` (:mod:`usaav_edu.dynamics.prenorm`); None for post-LN, whose tokens
+        stay on the sphere.
     """
 
     t: np.ndarray
@@ -162,6 +168,7 @@ class Trajectory:
     error_bound: float | None = None
     status: Status = Status.COMPLETED
     message: str | None = None
+    radius: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if not isinstance(self.status, Status):
@@ -391,6 +398,8 @@ def _savable(traj):
         else np.asarray(traj.frozen)
     arrays = {"t": np.asarray(traj.t), "x": x, "xi": np.asarray(traj.xi),
               "energy": np.asarray(traj.energy), "frozen": frozen}
+    if traj.radius is not None:
+        arrays["radius"] = np.asarray(traj.radius)
     text = np.array(json.dumps(meta))
     try:
         _build(Trajectory, dict(arrays), _metadata(text))
@@ -611,22 +620,23 @@ def _read_arrays(zf, max_bytes):
     missing = [k for k in ARRAYS if k not in members]
     if missing:
         raise _Invalid(f"missing arrays {missing}")
-    unknown = sorted(k for k in members if k not in ARRAYS)
+    unknown = sorted(k for k in members if k not in ARRAYS + OPTIONAL_ARRAYS)
     if unknown:
         warnings.warn(f"ignoring arrays this version does not know: {unknown} (a file from a newer version?)",
                       stacklevel=3)
-    for k in ARRAYS:
+    present = ARRAYS + tuple(k for k in OPTIONAL_ARRAYS if k in members)
+    for k in present:
         info = members[k]
         if info.flag_bits & 0x1:
             raise _Invalid(f"array {k!r} is encrypted")
         if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             raise _Invalid(f"array {k!r} uses zip compression method {info.compress_type}; NumPy archives are "
                            f"stored or deflated")
-    total = sum(members[k].file_size for k in ARRAYS)
+    total = sum(members[k].file_size for k in present)
     if total > max_bytes:
         raise _Invalid(f"its arrays would take {total} bytes once decompressed, more than "
                        f"max_bytes = {max_bytes} (pass a larger max_bytes to load a larger file you trust)")
-    return {k: _read_member(zf, members[k], k) for k in ARRAYS}
+    return {k: _read_member(zf, members[k], k) for k in present}
 
 
 def _read_member(zf, info, key):
@@ -789,9 +799,27 @@ def _build(cls, arrays, meta):
         xi = model.check_labels(xi, n)
     except (TypeError, ValueError) as exc:
         raise _Invalid(f"the model and the arrays disagree: {exc}") from None
+    radius = _radius(arrays.get("radius"), model, (f, n))
     return cls(t=t, x=x, xi=xi, energy=energy, model=model, method=meta["method"], dt=meta["dt"],
                rtol=meta["rtol"], atol=meta["atol"], frozen=frozen.copy() if frozen.any() else None,
                seed=meta["seed"], n_rhs=meta["n_rhs"], steps_accepted=meta["steps_accepted"],
                steps_rejected=meta["steps_rejected"], version=meta["version"],
                summation=meta["summation"], degree=meta["degree"], error_bound=meta["error_bound"],
-               status=meta["status"], message=meta["message"])
+               status=meta["status"], message=meta["message"], radius=radius)
+
+
+def _radius(arr, model, shape):
+    """The radii of a pre-LN run, checked (positive, shape ``(F, n)``); None for post-LN."""
+    pre = model.layer_norm == "pre"
+    if arr is None:
+        if pre:
+            raise _Invalid(f"a pre-LN run (model {model.name!r}) records its radii: array "
+                           f"'radius' is missing")
+        return None
+    if not pre:
+        raise _Invalid(f"array 'radius' belongs to a pre-LN run, but model {model.name!r} is "
+                       f"post-LN (its tokens stay on the sphere)")
+    radius = _real("radius", arr, shape)
+    if np.any(radius <= 0.0):
+        raise _Invalid("array 'radius' must hold positive radii")
+    return radius

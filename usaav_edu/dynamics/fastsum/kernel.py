@@ -570,8 +570,8 @@ def fast_applies(model):
 
     It applies to every bias that gives a separable form fast summation knows (its
     ``separable()``: none, cosine, distance; every built-in bias), both profiles, USA and SA,
-    and every gauge (the sums are in gauge coordinates), for the models that transport the
-    values with the gauge.
+    and every gauge (the sums are in gauge coordinates), for the post-LN models that transport
+    the values with the gauge.
 
     Parameters
     ----------
@@ -586,6 +586,10 @@ def fast_applies(model):
     if not getattr(model, "rotate_values", True):
         return (f"model {model.name!r} rotates queries and keys but not values: it is evaluated "
                 f"in content coordinates with dense matrices, not as a sum in gauge coordinates")
+    if getattr(model, "layer_norm", "post") != "post":
+        return (f"model {model.name!r} places layer normalization before attention (pre-LN): "
+                f"its field, evaluated at the directions of the growing tokens, is dense NumPy "
+                f"(usaav_edu.dynamics.prenorm), not a sum of the fast expansion")
     structure = model.bias.separable() if is_separable(model.bias) else None
     if structure is None or structure[0] not in BIASES:
         return (f"model {model.name!r} has a user-defined bias {model.bias!r}: a dense bias "
