@@ -268,3 +268,18 @@ def test_pre_ln_is_refused_where_the_general_kernel_runs():
     with pytest.raises(ValueError, match="layer_norm 'pre' needs a symmetric bias"):
         ue.Model(bias=Asymmetric(), layer_norm="pre").kernel(ue.sphere.uniform(6, 3, seed=0),
                                                              np.arange(6.0))
+
+
+def test_the_set_ups_beyond_the_papers_model():
+    from usaav_edu.particles import experiments
+
+    model, x0, xi = experiments.setup("attention", n=10, beta=2.0, qkv_seed=4)
+    Q, K, V = experiments.random_projections(3, 4)
+    assert np.array_equal(model.projections.Q, Q) and np.array_equal(model.projections.V, V)
+    assert xi is None and model.beta == 2.0
+    again = experiments.setup("attention", n=10, beta=2.0, seed=0)[0]  # qkv_seed: seed + 2
+    assert np.array_equal(again.projections.K, experiments.random_projections(3, 2)[1])
+    model, x0, xi = experiments.setup("causal", n=5, lam=0.5)
+    assert model.bias == ue.models.CausalBias(0.5) and xi.tolist() == [0, 1, 2, 3, 4]
+    assert "attention" not in [name for _, name in experiments.choices()]
+    assert experiments.BEYOND == ("attention", "causal")

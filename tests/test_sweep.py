@@ -144,6 +144,24 @@ def test_local_cluster_equals_the_serial_loop_bit_for_bit():
     assert '"t_max": 3.0' in ds.attrs["sweep_arguments"]
 
 
+@pytest.mark.slow
+def test_the_set_ups_beyond_the_papers_model_sweep_their_new_parameters(client):
+    ds = ue.sweep("attention", {"qkv_seed": [0, 1], "beta": [0.5, 1.0]}, t_max=2.0, n=12,
+                  n_frames=3, client=client, progress=False)
+    causal = ue.sweep("causal", {"lam": [0.0, 2.0]}, t_max=2.0, n=12, n_frames=3,
+                      client=client, progress=False)
+    for q in (0, 1):
+        for beta in (0.5, 1.0):
+            _, s = _serial("attention", 2.0, {"n": 12, "beta": beta, "qkv_seed": q}, n_frames=3)
+            assert ds.sel(qkv_seed=q, beta=beta)["energy"].item() == s["energy"]
+    assert ds.sel(qkv_seed=0, beta=1.0)["energy"].item() != ds.sel(qkv_seed=1,
+                                                                 beta=1.0)["energy"].item()
+    for lam in (0.0, 2.0):
+        _, s = _serial("causal", 2.0, {"n": 12, "lam": lam}, n_frames=3)
+        assert causal.sel(lam=lam)["spread"].item() == s["spread"]
+    assert (causal["error"] == "").all()
+
+
 def _cell(bias, omega, beta, n, d, seed):
     return (spectral.bias_model(bias, omega, beta), ue.sphere.uniform(n, d, seed=seed),
             spectral.circle_positions(n))

@@ -40,6 +40,9 @@ class Experiment:
         ``labels(n, omega=..., n_prompts=...)`` -> ``xi``; None for an experiment without labels.
     fixed_dimension : int or None
         The dimension it always uses, whatever ``d`` is given.
+    menu : bool
+        Whether the dashboard's menu offers it (:func:`choices`); the set-ups beyond the
+        paper's model (:data:`BEYOND`) run from ``setup``, the CLI and sweeps.
     """
 
     name: str
@@ -48,6 +51,7 @@ class Experiment:
     model: object
     labels: object = None
     fixed_dimension: int | None = None
+    menu: bool = True
 
 
 def positions(n, omega=1.0):
@@ -107,6 +111,36 @@ def distance_bias_model(beta, lam, **_):
     return models.distance_bias(beta, lam=lam)
 
 
+def random_projections(d, seed):
+    r"""Query, key and value matrices with independent :math:`N(0, 1/d)` entries.
+
+    The draws of the phase-diagram code of Geshkovski, Letrouit, Polyanskiy and Rigollet
+    (arXiv:2312.10794): ``Q``, ``K``, ``V`` in that order from
+    ``numpy.random.default_rng(seed)``.
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    seed : int
+        The seed of the draws.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(Q, K, V)``, each ``(d, d)``.
+    """
+    d = v.integer("d", d, minimum=2)
+    rng = np.random.default_rng(v.integer("qkv_seed", seed, minimum=0))
+    return tuple(rng.normal(scale=1.0 / np.sqrt(d), size=(d, d)) for _ in range(3))
+
+
+def _attention_model(d, beta, qkv_seed, seed, **_):
+    key = (0 if seed is None else seed) + 2 if qkv_seed is None else qkv_seed
+    Q, K, V = random_projections(d, key)
+    return models.attention(beta, Q=Q, K=K, V=V, d=d)
+
+
 def cosine_bias_model(beta, omega, profile="linear", **_):
     """The cosine-bias model ``b = cos(omega dxi)`` (linear profile in the experiments).
 
@@ -142,8 +176,17 @@ EXPERIMENTS = {e.name: e for e in (
     # the linear profile: beta has no effect, so it is not among the parameters
     Experiment("cosine_bias", "cosine bias (positions)", ("d", "omega"), cosine_bias_model,
                lambda n, omega, **_: positions(n, omega)),
+    Experiment("attention", "random Q, K, V", ("d", "beta", "qkv_seed"), _attention_model,
+               menu=False),
+    Experiment("causal", "causal mask, ALiBi decay (positions)", ("d", "beta", "lam"),
+               lambda d, beta, lam, **_: models.causal(beta, lam=lam, d=d),
+               lambda n, **_: np.arange(n, dtype=np.float64), menu=False),
 )}
-"""The standard experiments by name, in menu order."""
+"""The standard experiments by name, in menu order (then the set-ups beyond the paper's model)."""
+
+BEYOND = tuple(name for name, e in EXPERIMENTS.items() if not e.menu)
+"""The set-ups beyond the paper's model: ``attention`` (random ``Q``, ``K``, ``V``) and
+``causal`` (the causal mask with an ALiBi decay, positions ``0, 1, ..., n - 1``)."""
 
 NAMES = tuple(EXPERIMENTS)
 """The names of the standard experiments, in menu order."""
@@ -161,7 +204,7 @@ def choices():
     -------
     list of tuple
     """
-    return [(e.label, e.name) for e in EXPERIMENTS.values()]
+    return [(e.label, e.name) for e in EXPERIMENTS.values() if e.menu]
 
 
 def get(name):
@@ -184,7 +227,7 @@ def get(name):
     return EXPERIMENTS[v.choice("name", name, NAMES)]
 
 
-def setup(name, n=64, d=3, beta=1.0, omega=1.0, n_prompts=4, lam=1.0, seed=0):
+def setup(name, n=64, d=3, beta=1.0, omega=1.0, n_prompts=4, lam=1.0, seed=0, qkv_seed=None):
     r"""Model, initial state and labels of a standard experiment.
 
     * ``usa``, ``sa``: no labels (xi = None), any d.
@@ -199,6 +242,10 @@ def setup(name, n=64, d=3, beta=1.0, omega=1.0, n_prompts=4, lam=1.0, seed=0):
       :math:`\xi_i = 2 \pi i / n`.
     * ``cosine_bias``: :math:`b(\xi, \zeta) = \cos(\omega (\xi - \zeta))`, linear profile (so
       ``beta`` has no effect), positions :math:`\xi_i = 2 \pi i / (n \omega)`.
+    * ``attention`` (beyond the paper's model): ``ue.models.attention`` with
+      :func:`random_projections` drawn with ``qkv_seed`` (None: ``seed + 2``), no labels.
+    * ``causal`` (beyond the paper's model): ``ue.models.causal(beta, lam=lam)``, positions
+      :math:`\xi_i = i`.
 
     Parameters
     ----------
@@ -215,6 +262,8 @@ def setup(name, n=64, d=3, beta=1.0, omega=1.0, n_prompts=4, lam=1.0, seed=0):
         Number of prompts.
     seed : int or None
         Seed of the initial state (``sphere.uniform``) and of the frames.
+    qkv_seed : int or None
+        Seed of the ``attention`` set-up's matrices (None: derived from ``seed``).
 
     Returns
     -------
@@ -248,7 +297,8 @@ def setup(name, n=64, d=3, beta=1.0, omega=1.0, n_prompts=4, lam=1.0, seed=0):
     if e.fixed_dimension is not None:
         d = e.fixed_dimension
     x0 = sphere.uniform(n, d, seed=seed)
-    keywords = dict(d=d, beta=beta, omega=omega, n_prompts=n_prompts, lam=lam, seed=seed)
+    keywords = dict(d=d, beta=beta, omega=omega, n_prompts=n_prompts, lam=lam, seed=seed,
+                    qkv_seed=qkv_seed)
     model = e.model(**keywords)
     xi = None if e.labels is None else e.labels(n, **keywords)
     return model, x0, xi

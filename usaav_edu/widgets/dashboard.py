@@ -204,7 +204,7 @@ class ExperimentDashboard(widgets.VBox):
                  player: dict | None = None, live: bool | None = None,
                  help_url: str = RUNNING_NOTEBOOKS_URL, **kwargs):
         c.keywords(type(self), kwargs)
-        names = list(experiments.NAMES)
+        names = [value for _, value in experiments.choices()]
         if name not in names:
             raise ValueError(f"name must be one of {names}, got {c.shown(name)}")
         start = {"n": c.integer("n", n), "beta": c.real("beta", beta), "omega": c.real("omega", omega),
