@@ -13,7 +13,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 # The modules whose docstring examples run as doctests (`make doctest`); the widgets and figures,
 # which need their extras to import, are not among them.
 DOCTEST_PATHS := usaav_edu/particles usaav_edu/analysis usaav_edu/meanfield \
-	usaav_edu/models/model.py usaav_edu/sphere.py usaav_edu/sweep
+	usaav_edu/models/model.py usaav_edu/models/user_profile.py usaav_edu/sphere.py usaav_edu/sweep
 
 # Widget JavaScript for the static book: installed from package-lock.json with npm ci and
 # copied into _static_widgets/widgets-js/ (git-ignored; _config.yml publishes it).
