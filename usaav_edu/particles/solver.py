@@ -312,19 +312,24 @@ def _rk4_steps(t_max, n_frames, step):
     return per_frame, per_frame * (n_frames - 1)
 
 
-def _dopri5_steps(p, t_max, n_frames):
+def _dopri5_steps(p, t_max, n_frames, dt_max=None):
     """Estimated Dormand-Prince steps: one per frame, plus ``t_max`` times the stiffness over 3.3.
 
     Once the tokens cluster, the step is bounded by stability, ``h <= 3.3 / rate``
     with the rate of :func:`_stiffness`; for USA the measured cost is close to
     this bound (between 0.6 and 1 times it for beta >= 5).  Early, non-stiff
     stretches are limited by accuracy instead and cost more per unit time,
-    but they are short.
+    but they are short.  With steps of at most ``dt_max`` the run takes at least
+    ``ceil((t_max / (n_frames - 1)) / dt_max)`` steps per frame, and the estimate is the
+    larger of the two.
     """
-    return (n_frames - 1) + t_max * _stiffness(p) / DOPRI5_STABILITY
+    estimate = (n_frames - 1) + t_max * _stiffness(p) / DOPRI5_STABILITY
+    if dt_max is None:
+        return estimate
+    return max(estimate, _rk4_steps(t_max, n_frames, dt_max)[1])
 
 
-def _too_long(p, method, t_max, n_frames, step, dt_given, estimate, max_steps):
+def _too_long(p, method, t_max, n_frames, step, dt_given, estimate, max_steps, dt_max=None):
     """The message of the ValueError that refuses a run beyond ``max_steps``."""
     rate = _stiffness(p)
     beta = p.beta
@@ -334,8 +339,11 @@ def _too_long(p, method, t_max, n_frames, step, dt_given, estimate, max_steps):
                                     f"the Lipschitz estimate at beta = {beta:g})"))
     else:
         how = (f"Dormand-Prince over t_max = {t_max:g}, whose stable step is about 3.3 / rate = "
-               f"{DOPRI5_STABILITY / rate:.3g} (clusters contract at the rate {rate:.3g})")
+               f"{DOPRI5_STABILITY / rate:.3g} (clusters contract at the rate {rate:.3g})" +
+               ("" if dt_max is None else f", with steps of at most dt_max = {dt_max:.3g}"))
     advice = ["a smaller t_max"]
+    if dt_max is not None:
+        advice.insert(0, "a larger dt_max")
     if not p.linear:
         advice.append("a smaller beta")
     if method == "rk4":
@@ -586,7 +594,7 @@ def _check_identity(kernel, p, energies, times, f, method, h, rtol, atol, gain_q
 
 
 def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=101,
-             rtol=1e-8, atol=1e-10, frozen=None, seed=None, progress=False,
+             rtol=1e-8, atol=1e-10, dt_max=None, frozen=None, seed=None, progress=False,
              max_steps=DEFAULT_MAX_STEPS, summation="auto", summation_tol=None,
              max_seconds=DEFAULT_MAX_SECONDS, on_failure="raise", tol=None):
     """Integrate USA-AV from ``x0`` and return a :class:`Trajectory`.
@@ -611,13 +619,25 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         ``dt`` is the first trial step.
     method : {"rk4", "dopri5"}
         A stepper of :data:`usaav_edu.dynamics.integrate.steppers.METHODS`: fixed-step RK4 or
-        adaptive Dormand-Prince 5(4).
+        adaptive Dormand-Prince 5(4) (whose accuracy floor near ``rtol`` is under ``rtol``).
     n_frames : int
         Number of stored frames, equally spaced on [0, t_max], >= 2; their times must be
         strictly increasing normal floating-point numbers (a ``t_max`` of ``5e-324`` is
         refused).
     rtol, atol : float
-        dopri5 tolerances.
+        dopri5 tolerances.  They bound the local error relative to the state, whose entries
+        are of order 1 on the sphere, not to the spread of a cluster: once the tokens
+        collapse, the step grows to the stability limit (``h * rate`` about 3.3, the rate of
+        ``max_steps`` below), where the controller accepts errors of about ``rtol`` that are
+        not contracted away, so a cluster's diameter stops shrinking near ``rtol`` (measured
+        2e-9 at ``rtol = 1e-9``, USA with beta = 1; RK4 reaches 1e-15).  ``dt_max`` below
+        ``3.3 / rate`` keeps every step inside the stability region, where the local error
+        is proportional to the diameter, which then falls to round-off.
+    dt_max : float or None
+        dopri5 only (with RK4 refused: its step is ``dt``): the largest step, > 0 (None: no
+        cap).  ``dt_max = 2 / rate`` takes a collapsed cluster to round-off in a few more
+        steps (USA, beta = 1, ``rtol = 1e-9``, ``t_max = 80``: 267 instead of 230).  The
+        step estimate of ``max_steps`` counts at least ``t_max / dt_max`` steps.
     frozen : array_like of bool or None
         ``(n,)``: tokens that attend (enter every sum) but never move.
     seed : int or None
@@ -726,7 +746,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     summation_tol = _summation_tol(summation_tol, tol, "simulate")
     summation, tol, reason = summation_args(model, summation, summation_tol)
     s = _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps, max_seconds,
-                  on_failure)
+                  on_failure, dt_max)
     _preflight_memory(model, x0, reason, s.n_frames, s.method)
     kernel = model.kernel(x0, xi, frozen, dense_bias=reason is not None)
     p = _rates(model, kernel.facts)
@@ -775,6 +795,7 @@ class _Settings(NamedTuple):
     n_frames: int
     rtol: float
     atol: float
+    dt_max: float | None
     seed: object
     progress: bool
     max_steps: int
@@ -783,7 +804,7 @@ class _Settings(NamedTuple):
 
 
 def _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps, max_seconds,
-              on_failure):
+              on_failure, dt_max=None):
     """The arguments of :func:`simulate` checked (TypeError, ValueError naming the argument)."""
     t_max = v.real_scalar("t_max", t_max, minimum=0.0, strict=True)
     method = v.choice("method", method, METHODS)
@@ -792,6 +813,11 @@ def _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps
         dt = v.real_scalar("dt", dt, minimum=0.0, strict=True)
     rtol = v.real_scalar("rtol", rtol, minimum=0.0, strict=True)
     atol = v.real_scalar("atol", atol, minimum=0.0, strict=True)
+    if dt_max is not None:
+        dt_max = v.real_scalar("dt_max", dt_max, minimum=0.0, strict=True)
+        if not integrators.METHODS[method].adaptive:
+            raise ValueError(f"dt_max caps the adaptive step of method='dopri5'; RK4's fixed "
+                             f"step is dt (got dt_max = {dt_max:g} with method={method!r})")
     if seed is not None and not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
     if max_steps is not None:
@@ -801,17 +827,19 @@ def _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps
     if not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
     on_failure = v.choice("on_failure", on_failure, ON_FAILURE)
-    return _Settings(t_max, dt, method, n_frames, rtol, atol, None if seed is None else int(seed),
+    return _Settings(t_max, dt, method, n_frames, rtol, atol, dt_max,
+                     None if seed is None else int(seed),
                      bool(progress), max_steps, max_seconds, on_failure)
 
 
 class _Budget(NamedTuple):
-    """The frame times, the first step, the smallest step and the estimated steps of a run."""
+    """The frame times, the first step, the smallest and largest steps and the estimated steps."""
 
     times: np.ndarray
     h: float
     h_min: float
     steps: float
+    h_max: float = math.inf
 
 
 def _budget(p, s, kernel):
@@ -819,23 +847,25 @@ def _budget(p, s, kernel):
 
     RK4 takes exactly ``(n_frames - 1) * steps per frame`` steps of the largest size at most
     ``dt`` that lands on every frame (:func:`_check_rk4_step` refuses one beyond the stability
-    bound); Dormand-Prince is estimated by :func:`_dopri5_steps`.  An estimate beyond
+    bound); Dormand-Prince is estimated by :func:`_dopri5_steps` (with at least ``t_max / dt_max``
+    steps when ``dt_max`` caps them; the first step is at most ``dt_max``).  An estimate beyond
     ``max_steps`` (or ``NEVER``) is refused with the message of :func:`_too_long`.
     """
     times = _frame_times(s.t_max, s.n_frames)
     adaptive = integrators.METHODS[s.method].adaptive
     step = _default_step(p) if s.dt is None else s.dt
     if adaptive:
-        estimate = _dopri5_steps(p, s.t_max, s.n_frames)
+        estimate = _dopri5_steps(p, s.t_max, s.n_frames, s.dt_max)
     else:
         per_frame, estimate = _rk4_steps(s.t_max, s.n_frames, step)
     if estimate > (NEVER if s.max_steps is None else s.max_steps):
         raise ValueError(_too_long(p, s.method, s.t_max, s.n_frames, step, s.dt is not None,
-                                   estimate, s.max_steps))
+                                   estimate, s.max_steps, s.dt_max))
     if adaptive:
         # steps far below the time scale 1 / L are never needed for accuracy: the local error
         # of a step h is about (h L)^5, so below 1e-8 / L the error test fails only on rounding
-        return _Budget(times, step, 1e-8 / _lipschitz(p), estimate)
+        h_max = math.inf if s.dt_max is None else s.dt_max
+        return _Budget(times, min(step, h_max), 1e-8 / _lipschitz(p), estimate, h_max)
     h = s.t_max / ((s.n_frames - 1) * int(per_frame))
     _check_rk4_step(p, h, s.dt, s.t_max, s.n_frames, kernel)
     return _Budget(times, h, h, estimate)
@@ -914,7 +944,8 @@ def _frames(kernel, p, s, budget, plan):
     """
     stepper = integrators.METHODS[s.method]
     state = (kernel.y0 if kernel.model.rotate_values else np.ascontiguousarray(kernel.x0.T)).copy()
-    controller = stepper.controller(h_min=budget.h_min) if stepper.adaptive else None
+    controller = (stepper.controller(h_min=budget.h_min, h_max=budget.h_max) if stepper.adaptive
+                  else None)
     with Progress(s.progress, s.t_max) as bar:
         checked = _Frames(kernel, p, s, budget, plan, state, bar)
         control = integrators.Control(s.rtol, s.atol, budget.h_min, s.max_steps,
