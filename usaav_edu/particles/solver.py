@@ -174,32 +174,33 @@ def _max_abs_bias(p):
 
 def _lipschitz(p):
     """The Lipschitz estimate ``L`` of the velocity field of ``p`` (see :func:`default_dt`)."""
-    bmax = _max_abs_bias(p)
+    bmax, b = _max_abs_bias(p), abs(p.beta)
     if p.sa:
-        return 1.0 + p.beta
+        return 1.0 + b
     if p.linear:
         return bmax
-    return (1.0 + p.beta) * math.exp(p.beta) * bmax
+    return (1.0 + b) * math.exp(b) * bmax
 
 
 def _spectral_bound(p):
     """``Lambda``: an a-priori bound of every eigenvalue of the velocity field's linearization.
 
     ``Lambda = 2 L`` with ``L`` the Lipschitz estimate of :func:`_lipschitz`:
-    ``2 (1 + beta) e^beta max|b|`` for USA, ``2 (1 + beta)`` for SA, ``2 max|b|`` for the
-    linear profile.  With ``w_ij = b_ij phi'(s_ij)``, ``s_ij = <y_i, y_j> = cos theta_ij``,
+    ``2 (1 + |beta|) e^|beta| max|b|`` for USA, ``2 (1 + |beta|)`` for SA, ``2 max|b|`` for the
+    linear profile (for ``beta >= 0`` the absolute values change nothing).  With ``w_ij = b_ij phi'(s_ij)``, ``s_ij = <y_i, y_j> = cos theta_ij``,
     ``A_i = sum_j w_ij y_j`` and tangent perturbations ``delta_j`` (``<delta_j, y_j> = 0``),
     the blocks of the Jacobian of USA's ``v_i = P_{y_i} A_i / n`` are bounded by::
 
-        |dv_i/dy_j| <= (1/n) |b_ij| e^{beta s_ij} (1 + beta sin theta_ij)       (j != i)
-        |dv_i/dy_i| <= (1/n) sum_j |b_ij| e^{beta s_ij} (1 + beta sin^2 theta_ij)
+        |dv_i/dy_j| <= (1/n) |b_ij| e^{beta s_ij} (1 + |beta| sin theta_ij)     (j != i)
+        |dv_i/dy_i| <= (1/n) sum_j |b_ij| e^{beta s_ij} (1 + |beta| sin^2 theta_ij)
 
     (the ``1`` of the first from ``w_ij delta_j``, its ``beta`` term from
     ``phi'' = beta phi'`` times ``|P_{y_i} y_j| = sin theta_ij``; the second from
     ``-<y_i, A_i> delta_i`` and the same ``beta`` term, with ``|<y_j, delta_i>| <= sin theta_ij``;
     the self-pair cancels).  The largest block row sum, an operator norm for
-    ``max_i |delta_i|``, bounds the spectral radius:
-    ``rho <= max|b| e^beta (2 + 2 beta) = 2 L``.  The same bound holds in every gauge: in
+    ``max_i |delta_i|``, bounds the spectral radius: with ``e^{beta s} <= e^|beta|`` on
+    ``[-1, 1]`` (attained at ``s = 1`` for ``beta >= 0``, at ``s = -1`` for ``beta < 0``),
+    ``rho <= max|b| e^|beta| (2 + 2 |beta|) = 2 L``.  The same bound holds in every gauge: in
     gauge coordinates the field does not depend on the gauge, and for the variant with
     unrotated values (``<G_i x_i, G_j x_j>`` in the weights, ``x_j`` as the values) the
     factors ``sin theta`` are replaced by 1, which the bound already allows.  SA
@@ -207,9 +208,9 @@ def _spectral_bound(p):
     summing to one): the ``y_j`` block is ``a_ij (delta_j + beta <y_i, delta_j>
     (y_j - ybar_i))`` with ``ybar_i = sum_j a_ij y_j``, and
     ``sum_j a_ij |y_j - ybar_i| <= (sum_j a_ij |y_j - ybar_i|^2)^(1/2) <= 1``, so the
-    off-diagonal row sum is at most ``1 + beta``; the diagonal block
-    ``-<y_i, ybar_i> delta_i + beta Cov_a(<y, delta_i>, y)`` is at most ``1 + beta`` too:
-    ``rho <= 2 (1 + beta)``.  The linear profile is ``beta = 0`` with ``phi' = 1``.
+    off-diagonal row sum is at most ``1 + |beta|``; the diagonal block
+    ``-<y_i, ybar_i> delta_i + beta Cov_a(<y, delta_i>, y)`` is at most ``1 + |beta|`` too:
+    ``rho <= 2 (1 + |beta|)``.  The linear profile is ``beta = 0`` with ``phi' = 1``.
 
     USA and SA are gradient ascents, so at an equilibrium (a cluster) the linearization is
     self-adjoint and its eigenvalues are real, in ``[-Lambda, Lambda]``: an explicit method
@@ -228,15 +229,18 @@ def _stiffness(p):
     Linearizing the velocity at ``x_i = u`` (all tokens at one point) gives the
     rate ``e^beta mean_j b_ij <= e^beta max|b|`` for USA (``max|b|`` for the
     linear profile): perturbations decay like ``e^(-rate t)``, and an explicit
-    method is stable only for steps below a constant over the rate.  For SA
-    the weights sum to one and the rate is 1 at collapse; the Lipschitz
-    estimate ``1 + beta`` is used instead, because away from collapse SA's
-    step is set by accuracy at about that rate.
+    method is stable only for steps below a constant over the rate.  For
+    ``beta < 0`` collapse is the least stiff state: the weights ``e^{beta s}`` are
+    largest, ``e^|beta|``, between antipodal tokens (two antipodal clusters are an
+    equilibrium), so the rate used is ``e^|beta| max|b|``, which is ``e^beta max|b|``
+    for ``beta >= 0``.  For SA the weights sum to one and the rate is 1 at collapse;
+    the Lipschitz estimate ``1 + |beta|`` is used instead, because away from
+    collapse SA's step is set by accuracy at about that rate.
     """
     if p.sa:
-        return 1.0 + p.beta
+        return 1.0 + abs(p.beta)
     bmax = _max_abs_bias(p)
-    return bmax if p.linear else math.exp(p.beta) * bmax
+    return bmax if p.linear else math.exp(abs(p.beta)) * bmax
 
 
 def _default_step(p):
@@ -257,8 +261,8 @@ def default_dt(model, xi):
     -------
     float
         :math:`L` estimates the Lipschitz constant of the velocity:
-        :math:`(1 + \beta)\, e^\beta \max|b|` for USA, :math:`1 + \beta` for SA (weights sum
-        to one), :math:`\max|b|` for the linear profile.  :math:`\max|b| = 1` for every
+        :math:`(1 + |\beta|)\, e^{|\beta|} \max|b|` for USA, :math:`1 + |\beta|` for SA
+        (weights sum to one), :math:`\max|b|` for the linear profile.  :math:`\max|b| = 1` for every
         built-in bias, read without building the ``n x n`` matrix
         (:meth:`usaav_edu.models.model.Model.bias_facts`); a user-defined bias gives its matrix.
 
@@ -345,7 +349,7 @@ def _too_long(p, method, t_max, n_frames, step, dt_given, estimate, max_steps, d
     if dt_max is not None:
         advice.insert(0, "a larger dt_max")
     if not p.linear:
-        advice.append("a smaller beta")
+        advice.append("a smaller beta" if p.beta >= 0.0 else "a beta closer to 0")
     if method == "rk4":
         dp = _dopri5_steps(p, t_max, n_frames)
         if dp < estimate:
@@ -365,8 +369,9 @@ def _energy_tolerance(p, e_prev, e_now, rtol=0.0):
     ``(ENERGY_RTOL + rtol) * S`` with ``S`` a bound of
     ``(1/(2 n^2)) sum_ij |b_ij phi(s_ij)|``, the scale of the rounding error:
     ``|E|`` itself for the attention profile with ``b >= 0`` (every term is
-    positive), otherwise at most ``max|b| phi(1) / 2`` with
-    ``phi(1) = max(1, e^beta / beta)``.
+    positive, or every one negative for ``beta < 0``), otherwise at most
+    ``max|b| phi_max / 2`` with ``phi_max = max(1, e^|beta| / |beta|)`` (``max |phi|``
+    on ``[-1, 1]``).
 
     * Round-off: the computed ``E`` sums ``n^2`` terms, each with a relative
       error of a few ``eps (1 + beta)`` (the exponential of a rounded
@@ -384,7 +389,7 @@ def _energy_tolerance(p, e_prev, e_now, rtol=0.0):
     """
     scale = max(abs(e_prev), abs(e_now))
     if p.linear or p.negative:
-        phi1 = 1.0 if p.linear else max(1.0, math.exp(p.beta) / p.beta)
+        phi1 = 1.0 if p.linear else max(1.0, math.exp(abs(p.beta)) / abs(p.beta))
         scale = max(scale, _max_abs_bias(p) * phi1 / 2.0)
     return (ENERGY_RTOL + rtol) * scale
 
@@ -422,7 +427,7 @@ def _check_rk4_step(p, h, dt, t_max, n_frames, kernel):
         f"{given} is beyond RK4's stability bound for {_where(kernel)}: the step used, "
         f"{h:.3g} (frames {t_max / (n_frames - 1):.3g} apart), exceeds {RK4_STABILITY} / Lambda "
         f"= {bound:.3g}, with Lambda = {_spectral_bound(p):.3g} the bound of the velocity "
-        f"field's rates (2 (1 + beta) e^beta max|b| for USA, 2 (1 + beta) for SA, 2 max|b| for "
+        f"field's rates (2 (1 + |beta|) e^|beta| max|b| for USA, 2 (1 + |beta|) for SA, 2 max|b| for "
         f"the linear profile). Such a step can return a wrong state whose energy still rises. "
         f"Use dt <= {bound:.3g} (dt=None gives {_default_step(p):.3g}) or method='dopri5'.")
 
@@ -517,11 +522,11 @@ def _check_work(plan, n_frames, method, steps, max_seconds):
 def _speed_slack(p, bound):
     """How far fast summation's ``(1/n) sum_i |v_i|^2`` may be off, per unit time.
 
-    ``|v^_i - v_i| <= delta = bound * M`` with ``M = max_i m_i <= max|b| phi'(1)`` the row mass
-    (``e^beta max|b|`` for USA, ``max|b|`` for the linear profile); ``|v_i| <= m_i <= M``, so
+    ``|v^_i - v_i| <= delta = bound * M`` with ``M = max_i m_i <= max|b| max phi'`` the row
+    mass (``e^|beta| max|b|`` for USA, ``max|b|`` for the linear profile); ``|v_i| <= m_i <= M``, so
     ``| |v^_i|^2 - |v_i|^2 | <= (2 |v_i| + delta) delta <= 3 bound M^2``.
     """
-    mass = p.bmax * (1.0 if p.linear else math.exp(p.beta))
+    mass = p.bmax * (1.0 if p.linear else math.exp(abs(p.beta)))
     return 3.0 * bound * mass * mass
 
 
@@ -613,8 +618,8 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         RK4 step bound (default :func:`~usaav_edu.particles.solver.default_dt`).  The step used is
         ``t_max / (steps)``, the largest step <= dt that lands on every frame;
         it is recorded in ``Trajectory.dt``.  It must be within RK4's stability bound
-        ``2.785 / Lambda`` (``Lambda = 2 (1 + beta) e^beta max|b|`` for USA, ``2 (1 + beta)``
-        for SA, ``2 max|b|`` for the linear profile: ``_spectral_bound``); a larger step is
+        ``2.785 / Lambda`` (``Lambda = 2 (1 + |beta|) e^|beta| max|b|`` for USA,
+        ``2 (1 + |beta|)`` for SA, ``2 max|b|`` for the linear profile: ``_spectral_bound``); a larger step is
         refused before the run (:class:`usaav_edu.errors.StepTooLargeError`).  For dopri5
         ``dt`` is the first trial step.
     method : {"rk4", "dopri5"}
@@ -650,7 +655,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         cap).  The work is estimated before integrating: RK4 takes exactly
         ``(n_frames - 1) * steps per frame`` steps; for dopri5 the estimate is
         ``n_frames - 1 + t_max * rate / 3.3`` with the rate at which a cluster contracts
-        (``e^beta max|b|`` for USA, ``1 + beta`` for SA): the stable step of a stiff run.
+        (``e^|beta| max|b|`` for USA, ``1 + |beta|`` for SA): the stable step of a stiff run.
         A run estimated beyond the cap is refused with a ValueError saying what to change;
         a dopri5 run that needs more steps than the cap stops with IntegrationError.
     summation : {"auto", "direct", "fast"}
