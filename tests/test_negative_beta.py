@@ -127,6 +127,39 @@ def test_a_run_at_beta_minus_2_raises_the_energy_and_collapses(x32, method):
     assert traj.energy[-1] == pytest.approx(math.exp(BETA) / (2 * BETA), rel=1e-4)
 
 
+TETRAHEDRON = np.array([[1, 1, 1], [1, -1, -1], [-1, 1, -1], [-1, -1, 1]], float) / math.sqrt(3)
+
+
+def perturbed_tetrahedron():
+    x = TETRAHEDRON + 1e-3 * np.random.default_rng(0).normal(size=(4, 3))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("beta, how", [(-8.0, dict(method="dopri5", rtol=1e-10, dt_max=0.05)),
+                                       (-2.0, dict(method="rk4"))])
+def test_negative_beta_spreads_a_perturbed_tetrahedron_back(beta, how):
+    # phi = e^{beta s} / beta is concave for beta < 0: four tokens at the vertices of a regular
+    # tetrahedron (s = -1/3 for every pair) are a local maximum of E; the run returns to it, the
+    # energy rising and the order parameter |mean_i x_i| falling back to round-off
+    x0 = perturbed_tetrahedron()
+    # (Dormand-Prince with a step cap: RK4's default step at beta = -8 is 9e-6, from the
+    # Lipschitz bound 9 e^8 of the stiffest state, two antipodal clusters)
+    traj = ue.simulate(ue.models.usa(beta), x0, t_max=100.0, n_frames=5, **how)
+    order = np.linalg.norm(traj.x.mean(axis=1), axis=1)
+    assert order[0] > 1e-4 and order[-1] < 1e-12
+    assert traj.energy[1] > traj.energy[0] and np.all(np.diff(traj.energy) >= -1e-15)
+    gram = traj.x[-1] @ traj.x[-1].T
+    assert np.max(np.abs(gram[~np.eye(4, dtype=bool)] + 1.0 / 3.0)) < 1e-8
+    # E of the tetrahedron: (4 e^beta + 12 e^{-beta/3}) / (2 beta 16)
+    want = (4 * math.exp(beta) + 12 * math.exp(-beta / 3)) / (32 * beta)
+    assert traj.energy[-1] == pytest.approx(want, rel=1e-12)
+
+
+def test_positive_beta_collapses_the_same_tetrahedron():
+    traj = ue.simulate(ue.models.usa(2.0), perturbed_tetrahedron(), t_max=100.0, n_frames=5)
+    assert np.linalg.norm(traj.x[-1].mean(axis=0)) > 1.0 - 1e-9
+
+
 def test_sa_at_negative_beta_passes_the_energy_check(x32):
     traj = ue.simulate(ue.models.sa(-8.0), x32, t_max=10.0, n_frames=6, method="dopri5")
     assert traj.status.name == "COMPLETED" and np.all(np.diff(traj.energy) > 0.0)
