@@ -134,7 +134,8 @@ def _parser():
     s.add_argument("--n", type=_count, default=64, help="number of tokens, >= 1")
     s.add_argument("--d", type=_count, default=None,
                    help="ambient dimension (tokens on S^{d-1}), >= 2 (default 3; generalized_rope: 4 only)")
-    s.add_argument("--beta", type=float, default=None, help="inverse temperature, 0 or |beta| in [1e-300, 700] (default 1)")
+    s.add_argument("--beta", type=float, default=None, help="inverse temperature, 0 or |beta| in [1e-300, 700] "
+                   "(default 1)")
     s.add_argument("--omega", type=float, default=None, help="rotation / cosine frequency (default 1)")
     s.add_argument("--prompts", type=_count, default=None,
                    help="number of prompts, >= 1 (prefix_gauge; default 4)")

@@ -807,7 +807,7 @@ def usa(beta=1.0, *, profile="exp"):
     Parameters
     ----------
     beta : float
-        Inverse temperature, 0 or in ``[1e-300, 700]``.
+        Inverse temperature, 0 or ``1e-300 <= |beta| <= 700``.
     profile : {"exp", "linear"}
         The profile (keyword only; by position it is deprecated).
 

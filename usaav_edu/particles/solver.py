@@ -187,7 +187,8 @@ def _spectral_bound(p):
 
     ``Lambda = 2 L`` with ``L`` the Lipschitz estimate of :func:`_lipschitz`:
     ``2 (1 + |beta|) e^|beta| max|b|`` for USA, ``2 (1 + |beta|)`` for SA, ``2 max|b|`` for the
-    linear profile (for ``beta >= 0`` the absolute values change nothing).  With ``w_ij = b_ij phi'(s_ij)``, ``s_ij = <y_i, y_j> = cos theta_ij``,
+    linear profile (for ``beta >= 0`` the absolute values change nothing).  With
+    ``w_ij = b_ij phi'(s_ij)``, ``s_ij = <y_i, y_j> = cos theta_ij``,
     ``A_i = sum_j w_ij y_j`` and tangent perturbations ``delta_j`` (``<delta_j, y_j> = 0``),
     the blocks of the Jacobian of USA's ``v_i = P_{y_i} A_i / n`` are bounded by::
 
@@ -427,9 +428,9 @@ def _check_rk4_step(p, h, dt, t_max, n_frames, kernel):
         f"{given} is beyond RK4's stability bound for {_where(kernel)}: the step used, "
         f"{h:.3g} (frames {t_max / (n_frames - 1):.3g} apart), exceeds {RK4_STABILITY} / Lambda "
         f"= {bound:.3g}, with Lambda = {_spectral_bound(p):.3g} the bound of the velocity "
-        f"field's rates (2 (1 + |beta|) e^|beta| max|b| for USA, 2 (1 + |beta|) for SA, 2 max|b| for "
-        f"the linear profile). Such a step can return a wrong state whose energy still rises. "
-        f"Use dt <= {bound:.3g} (dt=None gives {_default_step(p):.3g}) or method='dopri5'.")
+        f"field's rates (2 (1 + |beta|) e^|beta| max|b| for USA, 2 (1 + |beta|) for SA, "
+        f"2 max|b| for the linear profile). Such a step can return a wrong state whose energy "
+        f"still rises. Use dt <= {bound:.3g} (dt=None gives {_default_step(p):.3g}) or method='dopri5'.")
 
 
 DEFAULT_MAX_SECONDS = 3600.0
@@ -619,9 +620,9 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         ``t_max / (steps)``, the largest step <= dt that lands on every frame;
         it is recorded in ``Trajectory.dt``.  It must be within RK4's stability bound
         ``2.785 / Lambda`` (``Lambda = 2 (1 + |beta|) e^|beta| max|b|`` for USA,
-        ``2 (1 + |beta|)`` for SA, ``2 max|b|`` for the linear profile: ``_spectral_bound``); a larger step is
-        refused before the run (:class:`usaav_edu.errors.StepTooLargeError`).  For dopri5
-        ``dt`` is the first trial step.
+        ``2 (1 + |beta|)`` for SA, ``2 max|b|`` for the linear profile: ``_spectral_bound``);
+        a larger step is refused before the run (:class:`usaav_edu.errors.StepTooLargeError`).
+        For dopri5 ``dt`` is the first trial step (at most ``dt_max``).
     method : {"rk4", "dopri5"}
         A stepper of :data:`usaav_edu.dynamics.integrate.steppers.METHODS`: fixed-step RK4 or
         adaptive Dormand-Prince 5(4) (whose accuracy floor near ``rtol`` is under ``rtol``).
