@@ -267,3 +267,27 @@ def test_mean_field_velocity_and_energy_at_negative_beta_against_quadrature(mode
     assert np.max(np.abs(mf.velocity(model, f) - w)) < 1e-12
     e = 0.5 * (kern / BETA * np.outer(f, f)).sum() * h * h
     assert mf.energy(model, f) == pytest.approx(e, rel=1e-12)
+
+
+def test_mean_field_solve_at_negative_beta_raises_the_energy():
+    theta = mf.grid(256)
+    f = (1.0 + 0.5 * np.cos(theta) + 0.2 * np.sin(3 * theta)) / (2 * np.pi)
+    traj = ue.meanfield.solve(ue.models.usa(BETA), f, t_max=3.0, n_frames=4)
+    assert traj.status.name == "COMPLETED"
+    assert np.all(np.diff(traj.energy) > 0.0)
+    assert traj.energy[0] == pytest.approx(mf.energy(ue.models.usa(BETA), f), rel=1e-12)
+    # below the maximum, collapse: e^beta / (2 beta)
+    assert traj.energy[-1] < math.exp(BETA) / (2 * BETA)
+
+
+@pytest.mark.parametrize("make", [lambda: ue.models.rope(BETA, (1.0,), 3),
+                                  lambda: ue.models.cosine_bias(BETA, omega=0.5, profile="exp"),
+                                  lambda: ue.models.distance_bias(BETA, lam=0.3)])
+def test_fast_summation_with_gauges_and_biases_at_negative_beta(make):
+    model = make()
+    x = ue.sphere.uniform(64, 3, seed=2)
+    xi = np.linspace(0.0, 6.0, 64)
+    fast = ue.simulate(model, x, xi, t_max=1.0, n_frames=3, summation="fast")
+    direct = ue.simulate(model, x, xi, t_max=1.0, n_frames=3, summation="direct")
+    assert fast.summation == "fast" and fast.error_bound <= 1e-10
+    assert np.max(np.abs(fast.x - direct.x)) < 1e-9
