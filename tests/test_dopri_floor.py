@@ -40,7 +40,7 @@ def _final_diameter(x0, **kw):
 
 
 def test_the_floor_exists_without_a_cap(x0):
-    # measured 8e-10 (between 3e-10 and 3e-9 over t = 20 .. 80): far above round-off
+    # measured 1.5e-9 (between 3e-10 and 3e-9 over t = 20 .. 80): far above round-off
     assert diameter(_final_diameter(x0).x[-1]) > 1e-12
 
 
