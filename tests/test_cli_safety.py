@@ -58,7 +58,7 @@ def test_out_that_names_no_writable_file_is_refused_before_the_run(tmp_path, cap
 
 # ---------------------------------------------------------------------- numeric flags
 BAD_FLAGS = [
-    (["--n", "0"], "--n"), (["--d", "1"], "--d"), (["--beta", "-1"], "--beta"), (["--beta", "nan"], "--beta"),
+    (["--n", "0"], "--n"), (["--d", "1"], "--d"), (["--beta", "nan"], "--beta"),
     (["--beta", "inf"], "--beta"), (["--model", "rope", "--omega", "nan"], "--omega"),
     (["--model", "prefix_gauge", "--prompts", "0"], "--prompts"),
     (["--model", "distance_bias", "--lam", "-1"], "--lam"), (["--model", "distance_bias", "--lam", "inf"], "--lam"),
@@ -410,6 +410,7 @@ def test_help_still_prints_the_usage(capsys):
 # ---------------------------------------------------------------------- messages name the flags
 @pytest.mark.parametrize("flags, words", [
     (["--beta", "800"], "beta must be <= 700"),
+    (["--beta=-800"], "beta must be >= -700"),
     (["--model", "rope", "--d", "5"], "d must be 3 or even"),
 ])
 def test_a_refusal_by_the_model_names_the_flag(capsys, no_run, flags, words):

@@ -50,8 +50,8 @@ def test_cli_simulate_writes_and_summarizes(tmp_path, capsys):
 
 
 def test_cli_reports_bad_input(capsys):
-    assert main(["simulate", "--model", "usa", "--beta", "-2"]) == 2
-    assert "beta must be >= 0" in capsys.readouterr().err
+    assert main(["simulate", "--model", "usa", "--beta", "-800"]) == 2
+    assert "beta must be >= -700" in capsys.readouterr().err
 
 
 def test_cli_rejects_unknown_model():

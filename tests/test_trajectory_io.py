@@ -488,7 +488,7 @@ def test_the_attribute_groups_read_the_same_values(rope_traj):
      "frames must be orthogonal"),
     (lambda: ue.models.DistanceBias(-1.0), ValueError, "lam must be >= 0"),
     (lambda: ue.models.CosineBias(float("inf")), ValueError, "omega must be finite"),
-    (lambda: ue.models.ExpProfile(-1.0), ValueError, "beta must be >= 0"),
+    (lambda: ue.models.ExpProfile(-701.0), ValueError, "beta must be >= -700"),
     (lambda: ue.Model(gauge="rope"), TypeError, "gauge must be"),
     (lambda: ue.Model(bias=ue.models.CosineBias(1.0), normalization="sa"), ValueError,
      "non-negative"),

@@ -61,7 +61,8 @@ def test_dimension_must_match_model():
 
 
 @pytest.mark.parametrize("make,exc,match", [
-    (lambda: ue.models.usa(-1.0), ValueError, "beta must be >= 0"),
+    (lambda: ue.models.usa(-1000.0), ValueError, "beta must be >= -700"),
+    (lambda: ue.models.usa(-2.2e-309), ValueError, "beta must be 0 .* or at least 1e-300"),
     (lambda: ue.models.usa(np.nan), ValueError, "beta must be finite"),
     (lambda: ue.models.usa(1000.0), ValueError, "beta must be <= 700"),
     (lambda: ue.models.usa(2.2e-309), ValueError, "beta must be 0 .* or at least 1e-300"),

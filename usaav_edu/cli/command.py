@@ -134,7 +134,8 @@ def _parser():
     s.add_argument("--n", type=_count, default=64, help="number of tokens, >= 1")
     s.add_argument("--d", type=_count, default=None,
                    help="ambient dimension (tokens on S^{d-1}), >= 2 (default 3; generalized_rope: 4 only)")
-    s.add_argument("--beta", type=float, default=None, help="inverse temperature, >= 0 (default 1)")
+    s.add_argument("--beta", type=float, default=None, help="inverse temperature, 0 or |beta| in [1e-300, 700] "
+                   "(default 1)")
     s.add_argument("--omega", type=float, default=None, help="rotation / cosine frequency (default 1)")
     s.add_argument("--prompts", type=_count, default=None,
                    help="number of prompts, >= 1 (prefix_gauge; default 4)")
@@ -294,7 +295,9 @@ def simulate_settings(a):
             value = v.integer("--d", value, minimum=2)
         elif flag == "prompts":
             value = v.integer("--prompts", value, minimum=1)
-        elif flag in ("beta", "lam"):
+        elif flag == "beta":  # the model checks its range (its message names the flag)
+            value = v.real_scalar("--beta", value)
+        elif flag == "lam":
             value = v.real_scalar(f"--{flag}", value, minimum=0.0)
         else:
             value = v.real_scalar(f"--{flag}", value)

@@ -11,7 +11,7 @@ is
 It reuses the pair sums of the right-hand side: with
 :math:`w_{ij} = b_{ij} \varphi'(s_{ij})`, :math:`s_{ij} = \langle y_i, y_j \rangle`,
 
-* attention profile (:math:`\beta > 0`): :math:`\varphi = \varphi' / \beta`, so
+* attention profile (:math:`\beta \ne 0`): :math:`\varphi = \varphi' / \beta`, so
   :math:`E_h = \sum_{ij} w_{ij} / (2 \beta n^2)`;
 * linear profile (or :math:`\beta = 0`): :math:`\varphi(s) = s`, :math:`w_{ij} = b_{ij}`, so
   :math:`E_h = \sum_i \langle y_i, \sum_j w_{ij} y_j \rangle / (2 n^2)`.
@@ -84,20 +84,22 @@ def energy_gauge(yt, params):
 
 
 def energy_scaled(yt, bias, beta):
-    r""":math:`E_h` of the attention profile without overflow, for ``|b| <= 1`` and ``beta > 0``.
+    r""":math:`E_h` of the attention profile without overflow, for ``|b| <= 1`` and ``beta != 0``.
 
-    With :math:`s_{ij} = \langle y_i, y_j \rangle \le 1`, every term of :math:`m` is at most
-    :math:`|b_{ij}|`:
+    With :math:`|s_{ij}| = |\langle y_i, y_j \rangle| \le 1`, so that
+    :math:`\beta s_{ij} \le |\beta|`, every term of :math:`m` is at most :math:`|b_{ij}|`:
 
     .. math::
 
-        E_h = \frac{e^\beta}{2 \beta}\, m, \qquad
-        m = \frac{1}{n^2} \sum_{ij} b_{ij}\, e^{\beta (s_{ij} - 1)}.
+        E_h = \frac{e^{|\beta|}}{2 \beta}\, m, \qquad
+        m = \frac{1}{n^2} \sum_{ij} b_{ij}\, e^{\beta s_{ij} - |\beta|}
 
+    (the exponent is :math:`\beta (s_{ij} - 1)` for :math:`\beta > 0` and
+    :math:`\beta (s_{ij} + 1)` for :math:`\beta < 0`).
     :math:`m` is summed over blocks of rows of the pair matrix (at most ``BLOCK_ENTRIES``
-    entries each, never the whole ``n x n`` matrix for large n).  For :math:`\beta \ge 709`,
-    where :math:`e^\beta` overflows,
-    :math:`E_h = \operatorname{sign}(m) \exp(\beta - \log(2 \beta) + \log|m|)`.
+    entries each, never the whole ``n x n`` matrix for large n).  For :math:`|\beta| \ge 709`,
+    where :math:`e^{|\beta|}` overflows, :math:`E_h = \operatorname{sign}(\beta m)
+    \exp(|\beta| - \log(2 |\beta|) + \log|m|)`.
 
     Parameters
     ----------
@@ -106,7 +108,7 @@ def energy_scaled(yt, bias, beta):
     bias : ndarray or None
         ``(n, n)`` bias matrix, or None for ``b = 1``.
     beta : float
-        Inverse temperature, > 0.
+        Inverse temperature, nonzero.
 
     Returns
     -------
@@ -125,20 +127,22 @@ def energy_scaled(yt, bias, beta):
     d, n = yt.shape
     y = np.ascontiguousarray(yt.T)
     rows = max(1, BLOCK_ENTRIES // n)
+    top = 1.0 if beta > 0.0 else -1.0  # the s at which e^{beta s} is largest
+    size = abs(beta)
     total = 0.0
     for i0 in range(0, n, rows):
-        w = np.exp(beta * (y[i0:i0 + rows] @ yt - 1.0))
+        w = np.exp(beta * (y[i0:i0 + rows] @ yt - top))
         if bias is not None:
             w *= bias[i0:i0 + rows]
         total += float(np.sum(w))
     m = total / (n * n)
-    log_e = beta - math.log(2.0 * beta) + (math.log(abs(m)) if m != 0.0 else 0.0)
+    log_e = size - math.log(2.0 * size) + (math.log(abs(m)) if m != 0.0 else 0.0)
     if not math.isfinite(m) or log_e > math.log(np.finfo(np.float64).max):
         raise OverflowError(f"the energy E_h = e^beta / (2 beta) * {m:.6g} (beta = {beta:g}) exceeds the "
                             f"largest double, {np.finfo(np.float64).max:.3g}")
-    if beta < 709.0:  # e^beta is a finite double: the most accurate order of operations
-        return math.exp(beta) / (2.0 * beta) * m
-    return math.copysign(math.exp(log_e), m) if m != 0.0 else 0.0
+    if size < 709.0:  # e^|beta| is a finite double: the most accurate order of operations
+        return math.exp(size) / (2.0 * beta) * m
+    return math.copysign(math.exp(log_e), m * top) if m != 0.0 else 0.0
 
 
 def energy_bound(model, xi, n):
@@ -163,6 +167,13 @@ def energy_bound(model, xi, n):
       \le n \lambda_{\max}(B)`; for the attention profile expand :math:`e^{\beta s}` in powers
       of :math:`s`, each power a Gram matrix of unit vectors.
 
+    For :math:`\beta < 0` the profile :math:`\varphi(s) = e^{\beta s} / \beta` is negative and
+    still increasing, so the first case holds as it is (attained by collapse).  The second
+    does not: the powers of :math:`s` come with alternating signs.  Since
+    :math:`b_{ij} \varphi(s_{ij}) \le 0` where :math:`b_{ij} \ge 0` and
+    :math:`|\varphi| \le e^{|\beta|} / |\beta|`, the bound is then
+    :math:`\max|b|\, e^{|\beta|} / (2 |\beta|)` (not attained).
+
     Parameters
     ----------
     model : Model
@@ -186,4 +197,9 @@ def energy_bound(model, xi, n):
     phi1 = 1.0 if model.linear else math.exp(model.beta) / model.beta
     if n == 0:
         return phi1 / 2.0
+    if not model.linear and model.beta < 0.0 and xi is not None:
+        facts = model.bias_facts(xi)
+        if facts.negative:
+            size = abs(model.beta)
+            return float(facts.max_abs) * math.exp(size) / (2.0 * size)
     return phi1 * model.bound_factor(xi) / 2.0

@@ -51,9 +51,10 @@ shift or differentiate, is dropped), held as its Fourier coefficients
 :math:`c_k = \int f(\theta) e^{-i k \theta} d\theta`, :math:`k = 0, \dots, m/2 - 1` (so
 :math:`c_0` is the mass).  The velocity is exact in Fourier space: :math:`w_k = i k \Phi_k c_k`
 with :math:`\Phi_k = 2 \pi I_k(\beta) / \beta` for :math:`\varphi(s) = e^{\beta s} / \beta`
-(:math:`I_k` the modified Bessel functions, computed as :math:`e^{-\beta} I_k(\beta)` by
+(:math:`I_k` the modified Bessel functions, computed as :math:`e^{-|\beta|} I_k(|\beta|)` by
 :func:`usaav_edu.dynamics.fastsum.expansions.scaled_bessel_i`, the function fast summation uses,
-and scaled back by :math:`e^\beta`) and :math:`\Phi_{\pm 1} = \pi` for the linear profile.
+with :math:`I_k(-b) = (-1)^k I_k(b)` for :math:`\beta < 0`, and scaled back by
+:math:`e^{|\beta|}`) and :math:`\Phi_{\pm 1} = \pi` for the linear profile.
 The flux ``f w`` is formed on a grid of ``3m/2`` points (zero padding: no aliasing into the kept
 modes) and differentiated in Fourier space, so the scheme is the Galerkin truncation of the
 equation: the mass ``c_0`` is never changed (its time derivative is exactly ``0 * flux``) and, for
@@ -312,14 +313,20 @@ class _Operator:
             self.scaled = None
             self.k_max = 1.0  # max |phi'(cos u) sin u|
             self.phi_bound = 1.0
+            self.factor = 1.0
         else:
-            ive = scaled_bessel_i(self.N, beta)
+            # e^{-|beta|} I_k(beta), with I_k(-b) = (-1)^k I_k(b); scaled back by e^{|beta|}
+            size, top = abs(beta), (1.0 if beta > 0.0 else -1.0)
+            ive = scaled_bessel_i(self.N, size)
+            if beta < 0.0:
+                ive = ive * (-1.0) ** self.k
             self.scaled = ive
-            self.phi_hat = TWO_PI * math.exp(beta) / beta * ive
+            self.factor = math.exp(size)
+            self.phi_hat = TWO_PI * math.exp(size) / beta * ive
             u = np.linspace(0.0, np.pi, 2001)
-            peak = float(np.max(np.exp(beta * (np.cos(u) - 1.0)) * np.sin(u)))
-            self.k_max = peak * math.exp(beta)
-            self.phi_bound = max(1.0, math.exp(beta) / beta)
+            peak = float(np.max(np.exp(beta * (np.cos(u) - top)) * np.sin(u)))
+            self.k_max = peak * math.exp(size)
+            self.phi_bound = max(1.0, math.exp(size) / size)
         self.ik_phi = self.ik * self.phi_hat
         self.shift = (np.ones((1, self.N), dtype=complex) if xi is None
                       else np.exp(-1j * np.outer(omega * xi, self.k)))
@@ -354,7 +361,7 @@ class _Operator:
             if self.scaled is None:
                 z = mix[:, :1].real
             else:
-                z = self.values(TWO_PI * math.exp(self.model.beta) * self.scaled * mix, size)
+                z = self.values(TWO_PI * self.factor * self.scaled * mix, size)
             w = self.normalized(w, z)
         return w
 
@@ -376,7 +383,7 @@ class _Operator:
         if self.sa:
             mix = _mix(self.a, g)
             z = (mix[:, :1].real if self.scaled is None
-                 else self.values(TWO_PI * math.exp(self.model.beta) * self.scaled * mix))
+                 else self.values(TWO_PI * self.factor * self.scaled * mix))
             return (f"the velocity{label} is {kind} where its SA normalizer sum_j rho_j "
                     f"b(xi_l, xi_j) int phi'(cos(s - psi)) g_j(s) ds comes to "
                     f"{float(np.min(z[ell])):.3g}: rho and the bias leave that label (almost) "
@@ -1046,7 +1053,7 @@ def velocity(model, f, xi=None, rho=None):
     w = op.values(op.ik_phi * mix)
     if op.sa:
         z = (mix[:, :1].real if op.scaled is None
-             else op.values(TWO_PI * math.exp(model.beta) * op.scaled * mix))
+             else op.values(TWO_PI * op.factor * op.scaled * mix))
         w = op.normalized(w, z)
     if not np.all(np.isfinite(w)):
         raise ValueError(op.why_not_finite(g, op.velocity_gauge(g, op.m)))

@@ -30,8 +30,8 @@ book's models.  A model holds no particle state: :meth:`Model.kernel` turns an
 initial state and labels into the gauge coordinates and the kernel's
 parameters, once per run.
 
-Every constructor takes ``beta``, the inverse temperature (0 or in ``[1e-300, 700]``), first
-and its other arguments by keyword, returns a :class:`Model`, and raises TypeError or
+Every constructor takes ``beta``, the inverse temperature (0 or ``1e-300 <= |beta| <= 700``),
+first and its other arguments by keyword, returns a :class:`Model`, and raises TypeError or
 ValueError, naming the argument, when an argument is bad.
 """
 
@@ -990,7 +990,7 @@ def usa(beta=1.0, *, profile="exp", layer_norm="post"):
     Parameters
     ----------
     beta : float
-        Inverse temperature, 0 or in ``[1e-300, 700]``.
+        Inverse temperature, 0 or ``1e-300 <= |beta| <= 700``.
     profile : {"exp", "linear"}
         The profile (keyword only; by position it is deprecated).
     layer_norm : {"post", "pre"}

@@ -1,7 +1,9 @@
 """Profiles ``phi``: the third part of a kernel (the energy of Definition 1.2 (ch1-def-energy)).
 
-* :class:`ExpProfile`: attention, ``phi(s) = e^{beta s} / beta`` (``beta > 0``); at
-  ``beta = 0`` it stands for its limit up to a constant, ``phi(s) = s``;
+* :class:`ExpProfile`: attention, ``phi(s) = e^{beta s} / beta`` (``beta != 0``); at
+  ``beta = 0`` it stands for its limit up to a constant, ``phi(s) = s``.  For ``beta < 0``
+  the weights ``phi'(s) = e^{beta s}`` are largest for the farthest tokens; ``phi`` still
+  increases (so collapse still maximizes the energy) but is concave;
 * :class:`LinearProfile`: ``phi(s) = s``.
 
 The kernel needs ``phi'``, which is ``e^{beta s}`` or 1, so the profiles are a
@@ -17,18 +19,19 @@ from .. import _validate as v
 from ._part import params_kind
 
 BETA_MAX = 700.0  # e^beta overflows a double near beta = 709.8
-BETA_MIN = 1e-300  # a positive beta below this makes phi = e^{beta s} / beta overflow
+BETA_MIN = 1e-300  # a nonzero |beta| below this makes phi = e^{beta s} / beta overflow
 
 
 def check_beta(beta):
-    """The inverse temperature ``beta`` as a float in ``{0} U [BETA_MIN, BETA_MAX]``.
+    """The inverse temperature ``beta`` as a float with ``beta = 0`` or
+    ``BETA_MIN <= |beta| <= BETA_MAX``.
 
     A TypeError or ValueError, naming ``beta``, if it is not a real number in that range.
     """
-    beta = v.real_scalar("beta", beta, minimum=0.0, maximum=BETA_MAX)
-    if 0.0 < beta < BETA_MIN:
-        raise ValueError(f"beta must be 0 (the linear limit) or at least {BETA_MIN:g}, so that "
-                         f"phi = e^(beta s) / beta stays finite; got {beta!r}")
+    beta = v.real_scalar("beta", beta, minimum=-BETA_MAX, maximum=BETA_MAX)
+    if 0.0 < abs(beta) < BETA_MIN:
+        raise ValueError(f"beta must be 0 (the linear limit) or at least {BETA_MIN:g} in absolute "
+                         f"value, so that phi = e^(beta s) / beta stays finite; got {beta!r}")
     return beta
 
 
@@ -70,7 +73,7 @@ class ExpProfile(_ProfileBase):
     Parameters
     ----------
     beta : float
-        The inverse temperature, 0 (the linear limit) or in ``[1e-300, 700]``.
+        The inverse temperature, 0 (the linear limit) or ``1e-300 <= |beta| <= 700``.
 
     Raises
     ------

@@ -188,32 +188,34 @@ def _max_abs_bias(p):
 
 def _lipschitz(p):
     """The Lipschitz estimate ``L`` of the velocity field of ``p`` (see :func:`default_dt`)."""
-    bmax = _max_abs_bias(p)
+    bmax, b = _max_abs_bias(p), abs(p.beta)
     if p.sa:
-        return (1.0 + p.beta) * p.vscale
+        return (1.0 + b) * p.vscale
     if p.linear:
         return bmax
-    return (1.0 + p.beta) * math.exp(p.beta) * bmax
+    return (1.0 + b) * math.exp(b) * bmax
 
 
 def _spectral_bound(p):
     """``Lambda``: an a-priori bound of every eigenvalue of the velocity field's linearization.
 
     ``Lambda = 2 L`` with ``L`` the Lipschitz estimate of :func:`_lipschitz`:
-    ``2 (1 + beta) e^beta max|b|`` for USA, ``2 (1 + beta)`` for SA, ``2 max|b|`` for the
-    linear profile.  With ``w_ij = b_ij phi'(s_ij)``, ``s_ij = <y_i, y_j> = cos theta_ij``,
+    ``2 (1 + |beta|) e^|beta| max|b|`` for USA, ``2 (1 + |beta|)`` for SA, ``2 max|b|`` for the
+    linear profile (for ``beta >= 0`` the absolute values change nothing).  With
+    ``w_ij = b_ij phi'(s_ij)``, ``s_ij = <y_i, y_j> = cos theta_ij``,
     ``A_i = sum_j w_ij y_j`` and tangent perturbations ``delta_j`` (``<delta_j, y_j> = 0``),
     the blocks of the Jacobian of USA's ``v_i = P_{y_i} A_i / n`` are bounded by::
 
-        |dv_i/dy_j| <= (1/n) |b_ij| e^{beta s_ij} (1 + beta sin theta_ij)       (j != i)
-        |dv_i/dy_i| <= (1/n) sum_j |b_ij| e^{beta s_ij} (1 + beta sin^2 theta_ij)
+        |dv_i/dy_j| <= (1/n) |b_ij| e^{beta s_ij} (1 + |beta| sin theta_ij)     (j != i)
+        |dv_i/dy_i| <= (1/n) sum_j |b_ij| e^{beta s_ij} (1 + |beta| sin^2 theta_ij)
 
     (the ``1`` of the first from ``w_ij delta_j``, its ``beta`` term from
     ``phi'' = beta phi'`` times ``|P_{y_i} y_j| = sin theta_ij``; the second from
     ``-<y_i, A_i> delta_i`` and the same ``beta`` term, with ``|<y_j, delta_i>| <= sin theta_ij``;
     the self-pair cancels).  The largest block row sum, an operator norm for
-    ``max_i |delta_i|``, bounds the spectral radius:
-    ``rho <= max|b| e^beta (2 + 2 beta) = 2 L``.  The same bound holds in every gauge: in
+    ``max_i |delta_i|``, bounds the spectral radius: with ``e^{beta s} <= e^|beta|`` on
+    ``[-1, 1]`` (attained at ``s = 1`` for ``beta >= 0``, at ``s = -1`` for ``beta < 0``),
+    ``rho <= max|b| e^|beta| (2 + 2 |beta|) = 2 L``.  The same bound holds in every gauge: in
     gauge coordinates the field does not depend on the gauge, and for the variant with
     unrotated values (``<G_i x_i, G_j x_j>`` in the weights, ``x_j`` as the values) the
     factors ``sin theta`` are replaced by 1, which the bound already allows.  SA
@@ -221,9 +223,9 @@ def _spectral_bound(p):
     summing to one): the ``y_j`` block is ``a_ij (delta_j + beta <y_i, delta_j>
     (y_j - ybar_i))`` with ``ybar_i = sum_j a_ij y_j``, and
     ``sum_j a_ij |y_j - ybar_i| <= (sum_j a_ij |y_j - ybar_i|^2)^(1/2) <= 1``, so the
-    off-diagonal row sum is at most ``1 + beta``; the diagonal block
-    ``-<y_i, ybar_i> delta_i + beta Cov_a(<y, delta_i>, y)`` is at most ``1 + beta`` too:
-    ``rho <= 2 (1 + beta)``.  The linear profile is ``beta = 0`` with ``phi' = 1``.
+    off-diagonal row sum is at most ``1 + |beta|``; the diagonal block
+    ``-<y_i, ybar_i> delta_i + beta Cov_a(<y, delta_i>, y)`` is at most ``1 + |beta|`` too:
+    ``rho <= 2 (1 + |beta|)``.  The linear profile is ``beta = 0`` with ``phi' = 1``.
 
     USA and SA are gradient ascents, so at an equilibrium (a cluster) the linearization is
     self-adjoint and its eigenvalues are real, in ``[-Lambda, Lambda]``: an explicit method
@@ -242,15 +244,18 @@ def _stiffness(p):
     Linearizing the velocity at ``x_i = u`` (all tokens at one point) gives the
     rate ``e^beta mean_j b_ij <= e^beta max|b|`` for USA (``max|b|`` for the
     linear profile): perturbations decay like ``e^(-rate t)``, and an explicit
-    method is stable only for steps below a constant over the rate.  For SA
-    the weights sum to one and the rate is 1 at collapse; the Lipschitz
-    estimate ``1 + beta`` is used instead, because away from collapse SA's
-    step is set by accuracy at about that rate.
+    method is stable only for steps below a constant over the rate.  For
+    ``beta < 0`` collapse is the least stiff state: the weights ``e^{beta s}`` are
+    largest, ``e^|beta|``, between antipodal tokens (two antipodal clusters are an
+    equilibrium), so the rate used is ``e^|beta| max|b|``, which is ``e^beta max|b|``
+    for ``beta >= 0``.  For SA the weights sum to one and the rate is 1 at collapse;
+    the Lipschitz estimate ``1 + |beta|`` is used instead, because away from
+    collapse SA's step is set by accuracy at about that rate.
     """
     if p.sa:
-        return (1.0 + p.beta) * p.vscale
+        return (1.0 + abs(p.beta)) * p.vscale
     bmax = _max_abs_bias(p)
-    return bmax if p.linear else math.exp(p.beta) * bmax
+    return bmax if p.linear else math.exp(abs(p.beta)) * bmax
 
 
 def _default_step(p):
@@ -271,8 +276,8 @@ def default_dt(model, xi):
     -------
     float
         :math:`L` estimates the Lipschitz constant of the velocity:
-        :math:`(1 + \beta)\, e^\beta \max|b|` for USA, :math:`1 + \beta` for SA (weights sum
-        to one), :math:`\max|b|` for the linear profile.  :math:`\max|b| = 1` for every
+        :math:`(1 + |\beta|)\, e^{|\beta|} \max|b|` for USA, :math:`1 + |\beta|` for SA
+        (weights sum to one), :math:`\max|b|` for the linear profile.  :math:`\max|b| = 1` for every
         built-in bias, read without building the ``n x n`` matrix
         (:meth:`usaav_edu.models.model.Model.bias_facts`); a user-defined bias gives its matrix.
 
@@ -326,19 +331,24 @@ def _rk4_steps(t_max, n_frames, step):
     return per_frame, per_frame * (n_frames - 1)
 
 
-def _dopri5_steps(p, t_max, n_frames):
+def _dopri5_steps(p, t_max, n_frames, dt_max=None):
     """Estimated Dormand-Prince steps: one per frame, plus ``t_max`` times the stiffness over 3.3.
 
     Once the tokens cluster, the step is bounded by stability, ``h <= 3.3 / rate``
     with the rate of :func:`_stiffness`; for USA the measured cost is close to
     this bound (between 0.6 and 1 times it for beta >= 5).  Early, non-stiff
     stretches are limited by accuracy instead and cost more per unit time,
-    but they are short.
+    but they are short.  With steps of at most ``dt_max`` the run takes at least
+    ``ceil((t_max / (n_frames - 1)) / dt_max)`` steps per frame, and the estimate is the
+    larger of the two.
     """
-    return (n_frames - 1) + t_max * _stiffness(p) / DOPRI5_STABILITY
+    estimate = (n_frames - 1) + t_max * _stiffness(p) / DOPRI5_STABILITY
+    if dt_max is None:
+        return estimate
+    return max(estimate, _rk4_steps(t_max, n_frames, dt_max)[1])
 
 
-def _too_long(p, method, t_max, n_frames, step, dt_given, estimate, max_steps):
+def _too_long(p, method, t_max, n_frames, step, dt_given, estimate, max_steps, dt_max=None):
     """The message of the ValueError that refuses a run beyond ``max_steps``."""
     rate = _stiffness(p)
     beta = p.beta
@@ -348,10 +358,13 @@ def _too_long(p, method, t_max, n_frames, step, dt_given, estimate, max_steps):
                                     f"the Lipschitz estimate at beta = {beta:g})"))
     else:
         how = (f"Dormand-Prince over t_max = {t_max:g}, whose stable step is about 3.3 / rate = "
-               f"{DOPRI5_STABILITY / rate:.3g} (clusters contract at the rate {rate:.3g})")
+               f"{DOPRI5_STABILITY / rate:.3g} (clusters contract at the rate {rate:.3g})" +
+               ("" if dt_max is None else f", with steps of at most dt_max = {dt_max:.3g}"))
     advice = ["a smaller t_max"]
+    if dt_max is not None:
+        advice.insert(0, "a larger dt_max")
     if not p.linear:
-        advice.append("a smaller beta")
+        advice.append("a smaller beta" if p.beta >= 0.0 else "a beta closer to 0")
     if method == "rk4":
         dp = _dopri5_steps(p, t_max, n_frames)
         if dp < estimate:
@@ -371,8 +384,9 @@ def _energy_tolerance(p, e_prev, e_now, rtol=0.0):
     ``(ENERGY_RTOL + rtol) * S`` with ``S`` a bound of
     ``(1/(2 n^2)) sum_ij |b_ij phi(s_ij)|``, the scale of the rounding error:
     ``|E|`` itself for the attention profile with ``b >= 0`` (every term is
-    positive), otherwise at most ``max|b| phi(1) / 2`` with
-    ``phi(1) = max(1, e^beta / beta)``.
+    positive, or every one negative for ``beta < 0``), otherwise at most
+    ``max|b| phi_max / 2`` with ``phi_max = max(1, e^|beta| / |beta|)`` (``max |phi|``
+    on ``[-1, 1]``).
 
     * Round-off: the computed ``E`` sums ``n^2`` terms, each with a relative
       error of a few ``eps (1 + beta)`` (the exponential of a rounded
@@ -390,7 +404,7 @@ def _energy_tolerance(p, e_prev, e_now, rtol=0.0):
     """
     scale = max(abs(e_prev), abs(e_now))
     if p.linear or p.negative:
-        phi1 = 1.0 if p.linear else max(1.0, math.exp(p.beta) / p.beta)
+        phi1 = 1.0 if p.linear else max(1.0, math.exp(abs(p.beta)) / abs(p.beta))
         scale = max(scale, _max_abs_bias(p) * phi1 / 2.0)
     return (ENERGY_RTOL + rtol) * scale
 
@@ -428,9 +442,9 @@ def _check_rk4_step(p, h, dt, t_max, n_frames, kernel):
         f"{given} is beyond RK4's stability bound for {_where(kernel)}: the step used, "
         f"{h:.3g} (frames {t_max / (n_frames - 1):.3g} apart), exceeds {RK4_STABILITY} / Lambda "
         f"= {bound:.3g}, with Lambda = {_spectral_bound(p):.3g} the bound of the velocity "
-        f"field's rates (2 (1 + beta) e^beta max|b| for USA, 2 (1 + beta) for SA, 2 max|b| for "
-        f"the linear profile). Such a step can return a wrong state whose energy still rises. "
-        f"Use dt <= {bound:.3g} (dt=None gives {_default_step(p):.3g}) or method='dopri5'.")
+        f"field's rates (2 (1 + |beta|) e^|beta| max|b| for USA, 2 (1 + |beta|) for SA, "
+        f"2 max|b| for the linear profile). Such a step can return a wrong state whose energy "
+        f"still rises. Use dt <= {bound:.3g} (dt=None gives {_default_step(p):.3g}) or method='dopri5'.")
 
 
 DEFAULT_MAX_SECONDS = 3600.0
@@ -523,11 +537,11 @@ def _check_work(plan, n_frames, method, steps, max_seconds):
 def _speed_slack(p, bound):
     """How far fast summation's ``(1/n) sum_i |v_i|^2`` may be off, per unit time.
 
-    ``|v^_i - v_i| <= delta = bound * M`` with ``M = max_i m_i <= max|b| phi'(1)`` the row mass
-    (``e^beta max|b|`` for USA, ``max|b|`` for the linear profile); ``|v_i| <= m_i <= M``, so
+    ``|v^_i - v_i| <= delta = bound * M`` with ``M = max_i m_i <= max|b| max phi'`` the row
+    mass (``e^|beta| max|b|`` for USA, ``max|b|`` for the linear profile); ``|v_i| <= m_i <= M``, so
     ``| |v^_i|^2 - |v_i|^2 | <= (2 |v_i| + delta) delta <= 3 bound M^2``.
     """
-    mass = p.bmax * (1.0 if p.linear else math.exp(p.beta))
+    mass = p.bmax * (1.0 if p.linear else math.exp(abs(p.beta)))
     return 3.0 * bound * mass * mass
 
 
@@ -600,7 +614,7 @@ def _check_identity(kernel, p, energies, times, f, method, h, rtol, atol, gain_q
 
 
 def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=101,
-             rtol=1e-8, atol=1e-10, frozen=None, seed=None, progress=False,
+             rtol=1e-8, atol=1e-10, dt_max=None, frozen=None, seed=None, progress=False,
              max_steps=DEFAULT_MAX_STEPS, summation="auto", summation_tol=None,
              max_seconds=DEFAULT_MAX_SECONDS, on_failure="raise", tol=None):
     """Integrate USA-AV from ``x0`` and return a :class:`Trajectory`.
@@ -619,19 +633,31 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         RK4 step bound (default :func:`~usaav_edu.particles.solver.default_dt`).  The step used is
         ``t_max / (steps)``, the largest step <= dt that lands on every frame;
         it is recorded in ``Trajectory.dt``.  It must be within RK4's stability bound
-        ``2.785 / Lambda`` (``Lambda = 2 (1 + beta) e^beta max|b|`` for USA, ``2 (1 + beta)``
-        for SA, ``2 max|b|`` for the linear profile: ``_spectral_bound``); a larger step is
-        refused before the run (:class:`usaav_edu.errors.StepTooLargeError`).  For dopri5
-        ``dt`` is the first trial step.
+        ``2.785 / Lambda`` (``Lambda = 2 (1 + |beta|) e^|beta| max|b|`` for USA,
+        ``2 (1 + |beta|)`` for SA, ``2 max|b|`` for the linear profile: ``_spectral_bound``);
+        a larger step is refused before the run (:class:`usaav_edu.errors.StepTooLargeError`).
+        For dopri5 ``dt`` is the first trial step (at most ``dt_max``).
     method : {"rk4", "dopri5"}
         A stepper of :data:`usaav_edu.dynamics.integrate.steppers.METHODS`: fixed-step RK4 or
-        adaptive Dormand-Prince 5(4).
+        adaptive Dormand-Prince 5(4) (whose accuracy floor near ``rtol`` is under ``rtol``).
     n_frames : int
         Number of stored frames, equally spaced on [0, t_max], >= 2; their times must be
         strictly increasing normal floating-point numbers (a ``t_max`` of ``5e-324`` is
         refused).
     rtol, atol : float
-        dopri5 tolerances.
+        dopri5 tolerances.  They bound the local error relative to the state, whose entries
+        are of order 1 on the sphere, not to the spread of a cluster: once the tokens
+        collapse, the step grows to the stability limit (``h * rate`` about 3.3, the rate of
+        ``max_steps`` below), where the controller accepts errors of about ``rtol`` that are
+        not contracted away, so a cluster's diameter stops shrinking near ``rtol`` (measured
+        2e-9 at ``rtol = 1e-9``, USA with beta = 1; RK4 reaches 1e-15).  ``dt_max`` below
+        ``3.3 / rate`` keeps every step inside the stability region, where the local error
+        is proportional to the diameter, which then falls to round-off.
+    dt_max : float or None
+        dopri5 only (with RK4 refused: its step is ``dt``): the largest step, > 0 (None: no
+        cap).  ``dt_max = 2 / rate`` takes a collapsed cluster to round-off in a few more
+        steps (USA, beta = 1, ``rtol = 1e-9``, ``t_max = 80``: 267 instead of 230).  The
+        step estimate of ``max_steps`` counts at least ``t_max / dt_max`` steps.
     frozen : array_like of bool or None
         ``(n,)``: tokens that attend (enter every sum) but never move.
     seed : int or None
@@ -644,7 +670,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         cap).  The work is estimated before integrating: RK4 takes exactly
         ``(n_frames - 1) * steps per frame`` steps; for dopri5 the estimate is
         ``n_frames - 1 + t_max * rate / 3.3`` with the rate at which a cluster contracts
-        (``e^beta max|b|`` for USA, ``1 + beta`` for SA): the stable step of a stiff run.
+        (``e^|beta| max|b|`` for USA, ``1 + |beta|`` for SA): the stable step of a stiff run.
         A run estimated beyond the cap is refused with a ValueError saying what to change;
         a dopri5 run that needs more steps than the cap stops with IntegrationError.
     summation : {"auto", "direct", "fast"}
@@ -744,7 +770,7 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     summation_tol = _summation_tol(summation_tol, tol, "simulate")
     summation, tol, reason = summation_args(model, summation, summation_tol)
     s = _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps, max_seconds,
-                  on_failure)
+                  on_failure, dt_max)
     _preflight_memory(model, x0, reason, s.n_frames, s.method)
     kernel = model.kernel(x0, xi, frozen, dense_bias=reason is not None)
     p = _rates(model, kernel.facts)
@@ -793,6 +819,7 @@ class _Settings(NamedTuple):
     n_frames: int
     rtol: float
     atol: float
+    dt_max: float | None
     seed: object
     progress: bool
     max_steps: int
@@ -801,7 +828,7 @@ class _Settings(NamedTuple):
 
 
 def _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps, max_seconds,
-              on_failure):
+              on_failure, dt_max=None):
     """The arguments of :func:`simulate` checked (TypeError, ValueError naming the argument)."""
     t_max = v.real_scalar("t_max", t_max, minimum=0.0, strict=True)
     method = v.choice("method", method, METHODS)
@@ -810,6 +837,11 @@ def _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps
         dt = v.real_scalar("dt", dt, minimum=0.0, strict=True)
     rtol = v.real_scalar("rtol", rtol, minimum=0.0, strict=True)
     atol = v.real_scalar("atol", atol, minimum=0.0, strict=True)
+    if dt_max is not None:
+        dt_max = v.real_scalar("dt_max", dt_max, minimum=0.0, strict=True)
+        if not integrators.METHODS[method].adaptive:
+            raise ValueError(f"dt_max caps the adaptive step of method='dopri5'; RK4's fixed "
+                             f"step is dt (got dt_max = {dt_max:g} with method={method!r})")
     if seed is not None and not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
     if max_steps is not None:
@@ -819,17 +851,19 @@ def _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps
     if not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
     on_failure = v.choice("on_failure", on_failure, ON_FAILURE)
-    return _Settings(t_max, dt, method, n_frames, rtol, atol, None if seed is None else int(seed),
+    return _Settings(t_max, dt, method, n_frames, rtol, atol, dt_max,
+                     None if seed is None else int(seed),
                      bool(progress), max_steps, max_seconds, on_failure)
 
 
 class _Budget(NamedTuple):
-    """The frame times, the first step, the smallest step and the estimated steps of a run."""
+    """The frame times, the first step, the smallest and largest steps and the estimated steps."""
 
     times: np.ndarray
     h: float
     h_min: float
     steps: float
+    h_max: float = math.inf
 
 
 def _budget(p, s, kernel):
@@ -837,23 +871,25 @@ def _budget(p, s, kernel):
 
     RK4 takes exactly ``(n_frames - 1) * steps per frame`` steps of the largest size at most
     ``dt`` that lands on every frame (:func:`_check_rk4_step` refuses one beyond the stability
-    bound); Dormand-Prince is estimated by :func:`_dopri5_steps`.  An estimate beyond
+    bound); Dormand-Prince is estimated by :func:`_dopri5_steps` (with at least ``t_max / dt_max``
+    steps when ``dt_max`` caps them; the first step is at most ``dt_max``).  An estimate beyond
     ``max_steps`` (or ``NEVER``) is refused with the message of :func:`_too_long`.
     """
     times = _frame_times(s.t_max, s.n_frames)
     adaptive = integrators.METHODS[s.method].adaptive
     step = _default_step(p) if s.dt is None else s.dt
     if adaptive:
-        estimate = _dopri5_steps(p, s.t_max, s.n_frames)
+        estimate = _dopri5_steps(p, s.t_max, s.n_frames, s.dt_max)
     else:
         per_frame, estimate = _rk4_steps(s.t_max, s.n_frames, step)
     if estimate > (NEVER if s.max_steps is None else s.max_steps):
         raise ValueError(_too_long(p, s.method, s.t_max, s.n_frames, step, s.dt is not None,
-                                   estimate, s.max_steps))
+                                   estimate, s.max_steps, s.dt_max))
     if adaptive:
         # steps far below the time scale 1 / L are never needed for accuracy: the local error
         # of a step h is about (h L)^5, so below 1e-8 / L the error test fails only on rounding
-        return _Budget(times, step, 1e-8 / _lipschitz(p), estimate)
+        h_max = math.inf if s.dt_max is None else s.dt_max
+        return _Budget(times, min(step, h_max), 1e-8 / _lipschitz(p), estimate, h_max)
     h = s.t_max / ((s.n_frames - 1) * int(per_frame))
     _check_rk4_step(p, h, s.dt, s.t_max, s.n_frames, kernel)
     return _Budget(times, h, h, estimate)
@@ -938,7 +974,8 @@ def _frames(kernel, p, s, budget, plan):
     """
     stepper = integrators.METHODS[s.method]
     state = (kernel.y0 if kernel.state_in_gauge else np.ascontiguousarray(kernel.x0.T)).copy()
-    controller = stepper.controller(h_min=budget.h_min) if stepper.adaptive else None
+    controller = (stepper.controller(h_min=budget.h_min, h_max=budget.h_max) if stepper.adaptive
+                  else None)
     with Progress(s.progress, s.t_max) as bar:
         checked = _Frames(kernel, p, s, budget, plan, state, bar)
         control = integrators.Control(s.rtol, s.atol, budget.h_min, s.max_steps,

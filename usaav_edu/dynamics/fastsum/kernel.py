@@ -533,7 +533,8 @@ def degree_plan(basis, d, beta, tol, sa, psd, ratio=1.0):
     else:
         mass = min(ratio, scale) if psd else scale
         def factor(ts):
-            return ts * scale * mass
+            with np.errstate(over="ignore"):  # inf: out of reach (e^{2 |beta|} overflows)
+                return ts * scale * mass
     degree, bound = ex.select_degree(basis, d, beta, tol, factor)
     tau_scaled = float(ex.tail_bounds(basis, beta, degree + 1)[degree])
     return degree, bound, tau_scaled * scale * (1.0 if psd else scale)
@@ -594,8 +595,8 @@ def fast_applies(model):
     if structure is None or structure[0] not in BIASES:
         return (f"model {model.name!r} has a user-defined bias {model.bias!r}: a dense bias "
                 f"matrix has no separable structure")
-    if not model.linear and model.beta > 700.0:
-        return f"model {model.name!r} has beta = {model.beta:g} > 700"
+    if not model.linear and abs(model.beta) > 700.0:
+        return f"model {model.name!r} has |beta| = {abs(model.beta):g} > 700"
     return None
 
 

@@ -454,7 +454,7 @@ class AdaptiveStepper:
         Parameters
         ----------
         h : float
-            The first step to try.
+            The first step to try (at most the controller's ``h_max``).
         control : Control
             Tolerances, step budget and progress callback (and ``h_min`` for the default
             controller).
@@ -485,6 +485,7 @@ class AdaptiveStepper:
         stages = tab.stages
         n_acc = n_rej = n_rhs = 0
         speed = 0.0
+        h = min(h, ctrl.limit())  # every trial step within h_max, the first one too
 
         def result(outcome):
             return Advance(outcome, h, n_acc, n_rej, n_rhs, t, speed)
