@@ -4,8 +4,8 @@ A :class:`Trajectory` holds three groups, each also readable as one record: its 
 (``traj.data``: the frames ``t``, ``x``, the labels ``xi``, the ``energy`` and the ``frozen``
 tokens), its step statistics (``traj.stats``: the steps accepted and rejected, the velocity
 evaluations and the RK4 step) and its provenance (``traj.provenance``: the model, the method
-and its tolerances, the noise, the summation, the seed and the version); and how the run ended, its
-``status`` (:class:`~usaav_edu.dynamics.integrate.loop.Status`) and ``message``.
+and its tolerances, the noise, the summation, the seed and the version); and how the run ended,
+its ``status`` (:class:`~usaav_edu.dynamics.integrate.loop.Status`) and ``message``.
 """
 
 import contextlib
@@ -180,6 +180,7 @@ class Trajectory:
             object.__setattr__(self, "message", self.status.message)
         elif not isinstance(self.message, str):
             raise TypeError(f"message must be a str, got {type(self.message).__name__}")
+        object.__setattr__(self, "noise", v.real_scalar("noise", self.noise, minimum=0.0))
 
     @property
     def data(self):
@@ -230,17 +231,20 @@ class Trajectory:
         dict
             JSON-serializable: the model's parameters, the method and its step or
             tolerances, the seed, the step statistics, the summation (with the degree and
-            the error bound of fast summation), the version, and the status (its name) and
-            message.
+            the error bound of fast summation), the version, the status (its name) and
+            message, and for a run with noise its ``noise`` (absent: 0).
         """
-        return {
+        meta = {
             "model": self.model.params(), "method": self.method, "dt": self.dt,
             "rtol": self.rtol, "atol": self.atol, "seed": self.seed,
             "n_rhs": self.n_rhs, "steps_accepted": self.steps_accepted,
             "steps_rejected": self.steps_rejected, "version": self.version,
             "summation": self.summation, "degree": self.degree, "error_bound": self.error_bound,
-            "status": self.status.name, "message": self.message, "noise": self.noise,
+            "status": self.status.name, "message": self.message,
         }
+        if self.noise != 0.0:  # a run without noise is written as before the noise was recorded
+            meta["noise"] = self.noise
+        return meta
 
     def save(self, path):
         """Write the arrays and the metadata (model parameters, seed, version) to ``path``.
