@@ -304,6 +304,10 @@ def test_the_work_estimate_counts_two_evaluations_per_heun_step():
     traj = ue.simulate(ue.models.usa(1.0), x0, t_max=1.0, dt=0.1, method="heun", noise=0.1,
                        n_frames=2, seed=0)
     assert traj.steps_accepted == 10 and traj.n_rhs == 20
+    # the time estimate: 2 evaluations a step and one energy a frame, 2 * 10 + 2
+    with pytest.raises(ue.errors.WorkEstimateError, match="about 22 velocity evaluations"):
+        ue.simulate(ue.models.usa(1.0), x0, t_max=1.0, dt=0.1, method="heun", noise=0.1,
+                    n_frames=2, seed=0, max_seconds=1e-12)
 
 
 def test_a_heun_step_beyond_its_stability_bound_is_refused():
