@@ -550,6 +550,9 @@ def _identity_tolerance(p, method, h, rtol):
       bound a correct-looking run can still fail it: the linear profile at ``h rate = 1.38``
       (stable, but its frames off by 0.56) is reported; at ``h rate = 1.1`` it is off by 0.24
       and passes.
+    * Heun's method without noise (order 2): ``(h rate)^2``, capped likewise; measured
+      ``3e-2 (h rate)^2`` at the default step (USA, beta = 1; ``1e-2`` at beta = 6, frames
+      that gain more than 1e-6).  With noise the identity is not checked.
     * Dormand-Prince: ``30 rtol`` (the local errors are kept below ``rtol`` times the state;
       measured ``3 rtol`` at beta = 6 for ``rtol`` from 1e-6 to 1e-3), and ``rtol`` times the
       energy scale besides (``_check_identity``): at ``rtol = 1e-8`` a frame near collapse
