@@ -767,6 +767,12 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     [0.628, 0.722, 1.045, 1.338, 1.359, 1.359]
 
     The energy rises to its maximum ``e / 2``: the tokens have collapsed to one point.
+    With noise (the seed recorded, so that the run can be repeated bit for bit):
+
+    >>> noisy = ue.simulate(model, x0, t_max=1.0, n_frames=2, method="heun", noise=0.5,
+    ...                     seed=1)
+    >>> noisy.method, noisy.noise, noisy.seed
+    ('heun', 0.5, 1)
     """
     model = require_model(model)
     summation_tol = _summation_tol(summation_tol, tol, "simulate")
