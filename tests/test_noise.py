@@ -286,6 +286,22 @@ def test_heun_without_noise_keeps_the_energy_checks(monkeypatch):
                     method="heun", n_frames=3)
 
 
+@pytest.mark.parametrize("model, d", [
+    (ue.models.sa(2.0), 3),
+    (ue.models.rope(1.0, (1.0,), 3), 3),
+    (ue.models.rope(1.0, (1.0,), 3, rotate_values=False), 3),
+    (ue.models.rope(1.0, (1.0,), 2), 2),
+    (ue.models.usa(1.0, profile="linear"), 4),
+])
+def test_noise_runs_for_every_kind_of_model_and_keeps_the_tokens_on_the_sphere(model, d):
+    x0 = ue.sphere.uniform(10, d, seed=1)
+    xi = None if model.labels is None else np.arange(10.0)
+    traj = ue.simulate(model, x0, xi, t_max=0.5, method="heun", noise=0.6, seed=2, n_frames=3)
+    assert traj.completed and traj.noise == 0.6
+    assert np.max(np.abs(np.linalg.norm(traj.x, axis=2) - 1.0)) < 1e-14
+    assert np.min(np.linalg.norm(traj.x[-1] - x0, axis=1)) > 1e-3
+
+
 def test_noise_works_with_fast_summation():
     x0 = ue.sphere.uniform(64, 3, seed=0)
     m = ue.models.usa(1.0)
