@@ -424,7 +424,8 @@ def _check_rk4_step(p, h, dt, t_max, n_frames, kernel, method="rk4"):
         f"= {bound:.3g}, with Lambda = {_spectral_bound(p):.3g} the bound of the velocity "
         f"field's rates (2 (1 + beta) e^beta max|b| for USA, 2 (1 + beta) for SA, 2 max|b| for "
         f"the linear profile). Such a step can return a wrong state whose energy still rises. "
-        f"Use dt <= {bound:.3g} (dt=None gives {_default_step(p):.3g}) or method='dopri5'.")
+        f"Use dt <= {bound:.3g} (dt=None gives {_default_step(p):.3g})"
+        + (" or method='dopri5'." if method == "rk4" else "."))
 
 
 DEFAULT_MAX_SECONDS = 3600.0
@@ -619,7 +620,8 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     per token (the tangent part of :math:`W_i`, the same process in law).  The noise is
     applied in gauge coordinates :math:`y_i = G(\xi_i) x_i`: :math:`G` is orthogonal and
     fixed per token, :math:`G P_x dW = P_y (G\, dW)`, and :math:`G\, dW` is again a standard
-    Brownian motion.  Frozen tokens get no noise.
+    Brownian motion (the variant with unrotated values integrates the contents, and the noise
+    is applied to them).  Frozen tokens get no noise.
 
     Parameters
     ----------
@@ -1073,12 +1075,13 @@ def _rk4_advice(p, h, method="rk4"):
     """Why a step of size ``h`` of a fixed-step method (RK4, Heun) failed, and what to use."""
     rate = _stiffness(p)
     name, stability = _NAMES[method], FIXED_STABILITY[method]
+    other = " or method='dopri5'" if method == "rk4" else ""  # Heun: noise needs Heun
     default = f"dt=None gives {_default_step(p):.3g}"
     if h * rate > stability:
         return (f"{name} with the step {h:.3g} is unstable here: clusters contract at the rate {rate:.3g} and "
                 f"{name} needs step * rate below {stability:.2f} (here {h * rate:.3g}). Use a smaller dt "
-                f"(below {stability / rate:.2g}; {default}) or method='dopri5'.")
-    return f"{name} with the step {h:.3g} is unstable here. Use a smaller dt ({default}) or method='dopri5'."
+                f"(below {stability / rate:.2g}; {default}){other}.")
+    return f"{name} with the step {h:.3g} is unstable here. Use a smaller dt ({default}){other}."
 
 
 def _check_energy(kernel, p, energies, times, f, method, h, rtol, atol, slack=0.0):
