@@ -61,6 +61,9 @@ USA and ``f >= 0``, the energy cannot fall.  Time: Dormand-Prince 5(4)
 (:data:`usaav_edu.dynamics.integrate.tableaus.DOPRI5`), the stepper, step-size controller and frame loop of
 :mod:`usaav_edu.dynamics.integrate` that the particle solver uses, with error control on the grid
 values, the identity as the retraction and the step bounded by stability (``STABILITY``).
+With noise (``solve(..., noise=sigma)``) the diffusion :math:`(\sigma^2/2)\, \partial_\theta^2 f`
+adds :math:`-(\sigma^2/2) k^2 c_k` to every mode, leaves the mass alone, and bounds the step
+too (``DIFFUSION_STABILITY``).
 
 **Collapse.**  USA concentrates the density (without labels it tends to a Dirac mass), and a
 fixed grid resolves only so much.  After every step the solver measures the **tail**, the
