@@ -62,6 +62,9 @@ USA and ``f >= 0``, the energy cannot fall.  Time: Dormand-Prince 5(4)
 (:data:`usaav_edu.dynamics.integrate.tableaus.DOPRI5`), the stepper, step-size controller and frame loop of
 :mod:`usaav_edu.dynamics.integrate` that the particle solver uses, with error control on the grid
 values, the identity as the retraction and the step bounded by stability (``STABILITY``).
+With noise (``solve(..., noise=sigma)``) the diffusion :math:`(\sigma^2/2)\, \partial_\theta^2 f`
+adds :math:`-(\sigma^2/2) k^2 c_k` to every mode, leaves the mass alone, and bounds the step
+too (``DIFFUSION_STABILITY``).
 
 **Collapse.**  USA concentrates the density (without labels it tends to a Dirac mass), and a
 fixed grid resolves only so much.  After every step the solver measures the **tail**, the
@@ -137,6 +140,14 @@ Dormand-Prince 5(4) damps ``y' = i lambda y`` only for ``|h lambda|`` up to abou
 (``|R(i)| = 1 + 1.4e-6``, ``|R(2 i)| = 1.03``).  Larger steps, which its error control would
 accept, let the top modes grow to the size of the tolerance: noise that looks like a
 density sharpening beyond the grid."""
+DIFFUSION_STABILITY = 3.3
+"""The largest ``h (noise^2 / 2) (m/2 - 1)^2`` of a step with diffusion (see :func:`solve`).
+
+Dormand-Prince 5(4) damps ``y' = -a y`` for ``h a`` up to about 3.3 (``|R(-3.3)| = 0.988``),
+and every ``h lambda`` in the triangle with the corners ``0``, ``+-0.95 i`` and ``-3.3``
+(``|R| <= 1`` there, checked on a grid): a step with
+``h ((m/2 - 1) max|w| / STABILITY + (noise^2/2) (m/2 - 1)^2 / DIFFUSION_STABILITY) <= 1``
+is stable for the fastest mode, advected and diffused at once."""
 METHODS = ("dopri5",)
 """The values of ``solve(method=...)``."""
 STEPPERS = {name: _STEPPERS[name] for name in METHODS}
@@ -298,12 +309,16 @@ def _density(name, f, n_labels, labelled):
 class _Operator:
     """The discretized equation on ``m`` points: coefficients computed once per run."""
 
-    def __init__(self, model, omega, xi, a, m):
+    def __init__(self, model, omega, xi, a, m, noise=0.0):
         self.model, self.omega, self.xi, self.a = model, omega, xi, a
         self.m, self.N = m, m // 2
         self.M = 3 * self.N + (3 * self.N) % 2
         self.k = np.arange(self.N)
         self.ik = 1j * self.k
+        self.noise = noise
+        # the diffusion (noise^2 / 2) f'' in Fourier space: -(noise^2 / 2) k^2 c_k
+        self.heat = 0.5 * noise * noise * self.k.astype(float) ** 2
+        self.heat_rate = float(self.heat[-1])
         self.sa = model.normalization == "sa"
         beta = model.beta
         if model.linear:
@@ -392,7 +407,9 @@ class _Operator:
                 f"{self.model.name}, beta = {self.model.beta:g})")
 
     def rhs(self, g):
-        """``dg/dt = -i k (g w)_k`` with the product formed on ``M`` points.
+        """``dg/dt = -i k (g w)_k - (noise^2 / 2) k^2 g_k`` with the product formed on ``M``
+        points (the diffusion commutes with the gauge shift: the same term in gauge and
+        content coefficients).
 
         A velocity that is not finite sets ``bad`` to its cause (``why_not_finite``).
         """
@@ -402,7 +419,9 @@ class _Operator:
             self.bad = self.why_not_finite(g, w)
         self.speed = float(np.max(np.abs(w)))
         flux = np.fft.rfft(f * w, axis=-1)[:, :self.N] * (TWO_PI / self.M)
-        return -self.ik * flux
+        if self.noise == 0.0:
+            return -self.ik * flux
+        return -self.ik * flux - self.heat * g
 
     def energy(self, g, rho):
         """``1/2 sum_lj rho_l rho_j b_lj iint Phi(s - t) g_l(s) g_j(t)`` by Parseval."""
@@ -473,6 +492,8 @@ class DensityTrajectory:
         The time at which the run stopped unresolved (None if it completed).
     steps_accepted, steps_rejected, n_rhs : int
         Dormand-Prince's statistics (``n_rhs`` counts evaluations of the right-hand side).
+    noise : float
+        The noise of the run: the diffusion ``(noise^2 / 2) d^2 f / d theta^2`` (0: none).
     """
 
     t: np.ndarray
@@ -494,6 +515,7 @@ class DensityTrajectory:
     steps_accepted: int = 0
     steps_rejected: int = 0
     n_rhs: int = 0
+    noise: float = 0.0
 
     @property
     def m(self):
@@ -612,8 +634,11 @@ class _DensityField:
         return _grid_norm(e_grid, scale), True
 
     def max_step(self):
-        """The largest stable step at the last velocity (see ``STABILITY``)."""
-        return STABILITY / max((self.op.N - 1) * self.op.speed, 1e-300)
+        """The largest stable step at the last velocity (see ``STABILITY`` and
+        ``DIFFUSION_STABILITY``)."""
+        op = self.op
+        rate = (op.N - 1) * op.speed / STABILITY + op.heat_rate / DIFFUSION_STABILITY
+        return 1.0 / max(rate, 1e-300)
 
 
 def _first_step(op, g, f_grid, k1, rtol, atol, dt):
@@ -656,6 +681,7 @@ class _Settings:
     on_failure: str
     tail_tol: float
     negative_tol: float
+    noise: float = 0.0
 
     @property
     def m(self):
@@ -719,7 +745,7 @@ def _check_resolved(f_in, tail_tol):
 
 
 def _settings(model, f0, t_max, xi, rho, n_frames, rtol, atol, max_steps, method, on_failure,
-              on_unresolved, tail_tol, negative_tol):
+              on_unresolved, tail_tol, negative_tol, noise=0.0):
     """Every argument of :func:`solve` checked, before any work (TypeError, ValueError)."""
     model, omega = _circle_model(model)
     xi, rho, a = _labels(model, xi, rho)
@@ -735,22 +761,29 @@ def _settings(model, f0, t_max, xi, rho, n_frames, rtol, atol, max_steps, method
     on_failure = _on_failure(on_failure, on_unresolved)
     tail_tol = v.real_scalar("tail_tol", tail_tol, minimum=0.0, strict=True, maximum=1.0)
     negative_tol = v.real_scalar("negative_tol", negative_tol, minimum=0.0)
+    noise = v.real_scalar("noise", noise, minimum=0.0)
     _check_resolved(f_in, tail_tol)
     return _Settings(model, omega, xi, rho, a, f_in, _frame_times(t_max, n_frames), rtol, atol,
-                     max_steps, method, on_failure, tail_tol, negative_tol)
+                     max_steps, method, on_failure, tail_tol, negative_tol, noise)
 
 
 def _budget(op, s):
-    """Refuse a run estimated beyond ``max_steps``: the step is bounded by stability."""
+    """Refuse a run estimated beyond ``max_steps``: the step is bounded by stability,
+    ``1 / h = (m/2 - 1) max|w| / 0.95 + (noise^2 / 2) (m/2 - 1)^2 / 3.3``."""
     rate = (op.N - 1) * op.max_speed()
-    estimate = (s.times.size - 1) + s.t_max * rate / STABILITY
+    inverse = rate / STABILITY + op.heat_rate / DIFFUSION_STABILITY
+    estimate = (s.times.size - 1) + s.t_max * inverse
     cap = s.max_steps if s.max_steps is not None else 2.0 ** 63
     if estimate > cap:
+        heat = ("" if op.noise == 0.0 else
+                f" + (noise^2/2) (m/2 - 1)^2 / 3.3 = {op.heat_rate / DIFFUSION_STABILITY:.3g} "
+                f"(the diffusion of noise = {op.noise:g})")
         raise ValueError(
             f"solve would take about {estimate:.2g} Dormand-Prince steps, more than "
-            f"max_steps = {s.max_steps}: the stable step is about 0.95 / ((m/2 - 1) max|w|) = "
-            f"{STABILITY / max(rate, 1e-300):.3g} (m = {s.m}, max|w| <= {op.max_speed():.3g}). "
-            f"Choose a smaller m, t_max or beta, or a larger max_steps (None: no cap).")
+            f"max_steps = {s.max_steps}: the stable step is about 1 / h with 1 / h = "
+            f"(m/2 - 1) max|w| / 0.95 = {rate / STABILITY:.3g}{heat}, h = "
+            f"{1.0 / max(inverse, 1e-300):.3g} (m = {s.m}, max|w| <= {op.max_speed():.3g}). "
+            f"Choose a smaller m, t_max, beta or noise, or a larger max_steps (None: no cap).")
 
 
 class _Plan(NamedTuple):
@@ -768,7 +801,7 @@ class _Plan(NamedTuple):
 def _plan(s):
     """The operator and the stepper of a run, and its first step (the velocity at ``f0``, which
     the first trial step reuses, counts as one evaluation)."""
-    op = _Operator(s.model, s.omega, s.xi, s.a, s.m)
+    op = _Operator(s.model, s.omega, s.xi, s.a, s.m, s.noise)
     _budget(op, s)
     g = op.coefficients(s.f0)
     field = _DensityField(op, op.values(g))
@@ -813,7 +846,8 @@ class _Frames:
         self.gs.append(g.copy())
         self.energies.append(self.op.energy(g, self.s.rho))
         self.tails.append(_tail(g))
-        _check_energy(self.s.model, self.op, self.energies, self.s.times, fr, self.s.rtol)
+        if self.s.noise == 0.0:  # with diffusion E is not monotone (the free energy is)
+            _check_energy(self.s.model, self.op, self.energies, self.s.times, fr, self.s.rtol)
 
 
 def _failure(run, field, s):
@@ -846,12 +880,12 @@ def _result(s, plan, frames, run):
         min_density=f_out.reshape(f_count, -1).min(axis=1), tail=np.array(frames.tails),
         status=frames.status, message=frames.message, model=s.model, xi=s.xi, rho=s.rho,
         rtol=s.rtol, atol=s.atol, t_unresolved=frames.t_bad, steps_accepted=run.accepted,
-        steps_rejected=run.rejected, n_rhs=run.n_rhs + 1)
+        steps_rejected=run.rejected, n_rhs=run.n_rhs + 1, noise=s.noise)
 
 
 def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=1e-10,
           max_steps=DEFAULT_MAX_STEPS, method="dopri5", on_failure=None, tail_tol=TAIL_TOL,
-          negative_tol=NEGATIVE_TOL, on_unresolved=None):
+          negative_tol=NEGATIVE_TOL, on_unresolved=None, noise=0.0):
     r"""Solve the density equation on the circle from ``f0`` up to ``t_max``.
 
     .. math::
@@ -864,7 +898,21 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
         \psi = \theta + \omega \xi_l, \qquad g_j(s) = f_j(s - \omega \xi_j)
 
     (module docstring; without labels :math:`L = 1` and :math:`\rho_1 b = 1`), by the Fourier
-    Galerkin method on ``m`` points and Dormand-Prince 5(4) in time.
+    Galerkin method on ``m`` points and Dormand-Prince 5(4) in time.  With ``noise``
+    :math:`\sigma > 0` every density also diffuses, the limit of particles with the noise
+    :math:`d\theta_i = \dots dt + \sigma\, dB_i` (:func:`usaav_edu.simulate`):
+
+    .. math::
+
+        \partial_t f_l + \partial_\theta (f_l w_l)
+            = \frac{\sigma^2}{2} \partial_\theta^2 f_l,
+        \qquad \text{in Fourier: } -\frac{\sigma^2}{2} k^2 c_k.
+
+    About the uniform density :math:`1 / (2\pi)` (without labels) mode ``k`` then grows at the
+    rate :math:`k^2 (\Phi_k / (2\pi) - \sigma^2 / 2)` (from :math:`w_k = i k \Phi_k c_k`):
+    :math:`(1 - \sigma^2) / 2` for mode 1
+    of the linear profile (:math:`\Phi_1 = \pi`), so the uniform density is stable exactly
+    when :math:`\sigma^2 > 1`.
 
     Parameters
     ----------
@@ -910,6 +958,17 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
     on_unresolved : {"raise", "stop"} or None
         Deprecated: ``on_failure`` ("stop" is "return"); a DeprecationWarning, and a TypeError
         if both are given.
+    noise : float
+        The noise amplitude :math:`\sigma \ge 0` (finite) of the diffusion
+        :math:`(\sigma^2 / 2)\, \partial_\theta^2 f` (default 0: none).  The diffusion is
+        stiff: the fastest mode decays at :math:`(\sigma^2/2) (m/2 - 1)^2`, so the step is
+        bounded by :math:`1 / h = (m/2 - 1) \max|w| / 0.95 + (\sigma^2/2) (m/2 - 1)^2 / 3.3`
+        (``STABILITY``, ``DIFFUSION_STABILITY``), and the work estimate against
+        ``max_steps`` counts both terms.  The mass is conserved as without noise (the
+        diffusion does not touch ``c_0``); the energy check is off with noise, since
+        :math:`E[f]` is not monotone then (the free energy
+        :math:`E[f] - (\sigma^2/2) \int f \log f` is, for USA without labels, but is not
+        checked).
 
     Returns
     -------
@@ -927,7 +986,8 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
         gives the time and what to change; ``.partial`` holds the frames before it.
     IntegrationError
         When the velocity is not finite (naming why), the step underflows, the step budget runs
-        out, or the energy falls between two frames beyond ``(1e-10 + rtol)`` times its scale.
+        out, or (without noise) the energy falls between two frames beyond
+        ``(1e-10 + rtol)`` times its scale.
 
     References
     ----------
@@ -948,7 +1008,7 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
     [0.6684, 0.6951, 0.7417]
     """
     s = _settings(model, f0, t_max, xi, rho, n_frames, rtol, atol, max_steps, method, on_failure,
-                  on_unresolved, tail_tol, negative_tol)
+                  on_unresolved, tail_tol, negative_tol, noise)
     plan = _plan(s)
     frames = _Frames(s, plan)
     control = Control(s.rtol, s.atol, plan.controller.h_min, s.max_steps, frames.after_step)

@@ -319,6 +319,12 @@ DOPRI5_STABILITY = 3.3
 RK4_STABILITY = 2.785
 """RK4 is stable for ``h * rate`` up to about 2.785 on the negative real axis."""
 
+HEUN_STABILITY = 2.0
+"""Heun's method is stable for ``h * rate`` up to 2 on the negative real axis."""
+
+FIXED_STABILITY = {"rk4": RK4_STABILITY, "heun": HEUN_STABILITY}
+"""The stability interval of each fixed-step method on the negative real axis."""
+
 ENERGY_RTOL = 1e-10
 """The relative fall of the energy between two frames that :func:`~usaav_edu.simulate` tolerates.
 
@@ -352,8 +358,8 @@ def _too_long(p, method, t_max, n_frames, step, dt_given, estimate, max_steps, d
     """The message of the ValueError that refuses a run beyond ``max_steps``."""
     rate = _stiffness(p)
     beta = p.beta
-    if method == "rk4":
-        how = (f"RK4 with steps of {step:.3g} over t_max = {t_max:g}" +
+    if method != "dopri5":
+        how = (f"{_NAMES[method]} with steps of {step:.3g} over t_max = {t_max:g}" +
                ("" if dt_given else f" (the default step 0.25 / L, L = {_lipschitz(p):.3g} "
                                     f"the Lipschitz estimate at beta = {beta:g})"))
     else:
@@ -374,7 +380,7 @@ def _too_long(p, method, t_max, n_frames, step, dt_given, estimate, max_steps, d
     if max_steps is not None:
         advice.append("a larger max_steps (max_steps=None: no cap)")
     cap = f"max_steps = {max_steps}" if max_steps is not None else f"any run can take ({NEVER:.2g})"
-    return (f"simulate would take about {estimate:.2g} {'RK4' if method == 'rk4' else 'Dormand-Prince'} steps, "
+    return (f"simulate would take about {estimate:.2g} {_NAMES[method]} steps, "
             f"more than {cap}: {how}. Choose " + ", ".join(advice[:-1]) + f" or {advice[-1]}.")
 
 
@@ -427,24 +433,27 @@ def _frame_times(t_max, n_frames):
     return times
 
 
-def _check_rk4_step(p, h, dt, t_max, n_frames, kernel):
-    """Refuse an RK4 step ``h`` beyond ``RK4_STABILITY / Lambda`` (:func:`_spectral_bound`).
+def _check_rk4_step(p, h, dt, t_max, n_frames, kernel, method="rk4"):
+    """Refuse an RK4 step ``h`` beyond ``RK4_STABILITY / Lambda`` (:func:`_spectral_bound`);
+    for Heun's method (``method="heun"``) beyond ``HEUN_STABILITY / Lambda``.
 
     Raises :class:`StepTooLargeError` naming ``dt``, the bound and the default step, before
     any work: such a step may return a wrong state whose energy still rises (then the energy
     check cannot see it).  Smaller steps cost time only, which the step cap estimates.
     """
-    bound = RK4_STABILITY / _spectral_bound(p)
+    stability = FIXED_STABILITY[method]
+    bound = stability / _spectral_bound(p)
     if h <= bound:
         return
     given = "the default step" if dt is None else f"dt = {dt:g}"
     raise StepTooLargeError(
-        f"{given} is beyond RK4's stability bound for {_where(kernel)}: the step used, "
-        f"{h:.3g} (frames {t_max / (n_frames - 1):.3g} apart), exceeds {RK4_STABILITY} / Lambda "
+        f"{given} is beyond {_NAMES[method]}'s stability bound for {_where(kernel)}: the step "
+        f"used, {h:.3g} (frames {t_max / (n_frames - 1):.3g} apart), exceeds {stability} / Lambda "
         f"= {bound:.3g}, with Lambda = {_spectral_bound(p):.3g} the bound of the velocity "
         f"field's rates (2 (1 + |beta|) e^|beta| max|b| for USA, 2 (1 + |beta|) for SA, "
         f"2 max|b| for the linear profile). Such a step can return a wrong state whose energy "
-        f"still rises. Use dt <= {bound:.3g} (dt=None gives {_default_step(p):.3g}) or method='dopri5'.")
+        f"still rises. Use dt <= {bound:.3g} (dt=None gives {_default_step(p):.3g})"
+        + (" or method='dopri5'." if method == "rk4" else "."))
 
 
 DEFAULT_MAX_SECONDS = 3600.0
@@ -455,8 +464,8 @@ cost of one evaluation, :func:`usaav_edu.dynamics.fastsum.cost.estimated_seconds
 calibrated by ``benchmarks/fast_summation.py``).  Every run of the book takes seconds; direct
 summation of 100,000 tokens takes seconds per evaluation, hours per run."""
 
-EVALUATIONS_PER_STEP = {"rk4": 4, "dopri5": 7}
-"""Velocity evaluations per step (RK4) or trial step (Dormand-Prince)."""
+EVALUATIONS_PER_STEP = {"rk4": 4, "dopri5": 7, "heun": 2}
+"""Velocity evaluations per step (RK4, Heun) or trial step (Dormand-Prince)."""
 
 
 def _physical_memory():
@@ -545,7 +554,7 @@ def _speed_slack(p, bound):
     return 3.0 * bound * mass * mass
 
 
-IDENTITY_FACTOR = {"rk4": 1.0, "dopri5": 30.0}
+IDENTITY_FACTOR = {"rk4": 1.0, "dopri5": 30.0, "heun": 1.0}
 """The factors of the energy identity's relative tolerance (see ``_identity_tolerance``)."""
 
 IDENTITY_CAP = 0.5
@@ -570,13 +579,17 @@ def _identity_tolerance(p, method, h, rtol):
       bound a correct-looking run can still fail it: the linear profile at ``h rate = 1.38``
       (stable, but its frames off by 0.56) is reported; at ``h rate = 1.1`` it is off by 0.24
       and passes.
+    * Heun's method without noise (order 2): ``(h rate)^2``, capped likewise; measured
+      ``3e-2 (h rate)^2`` at the default step (USA, beta = 1; ``1e-2`` at beta = 6, frames
+      that gain more than 1e-6).  With noise the identity is not checked.
     * Dormand-Prince: ``30 rtol`` (the local errors are kept below ``rtol`` times the state;
       measured ``3 rtol`` at beta = 6 for ``rtol`` from 1e-6 to 1e-3), and ``rtol`` times the
       energy scale besides (``_check_identity``): at ``rtol = 1e-8`` a frame near collapse
       gains little and the errors of its many steps add up to ``1e-9`` of the energy.
     """
-    if method == "rk4":
-        return min(IDENTITY_FACTOR["rk4"] * (h * _stiffness(p)) ** 4, IDENTITY_CAP)
+    if method != "dopri5":  # RK4 (order 4) or Heun's method without noise (order 2)
+        order = 4 if method == "rk4" else 2
+        return min(IDENTITY_FACTOR[method] * (h * _stiffness(p)) ** order, IDENTITY_CAP)
     return min(IDENTITY_FACTOR["dopri5"] * rtol, IDENTITY_CAP)
 
 
@@ -606,8 +619,8 @@ def _check_identity(kernel, p, energies, times, f, method, h, rtol, atol, gain_q
             f"t = {times[f - 1]:g} and t = {times[f]:g} ({_where(kernel)}): the energy rose by "
             f"{gain_e:.10g}, the speeds integrate to {gain_q:.10g} (off by {gap:.3g}, allowed "
             f"{allowed:.3g}), so the computed state left the flow: the integration is wrong. ")
-    if method == "rk4":
-        raise IntegrationError(what + _rk4_advice(p, h))
+    if method != "dopri5":
+        raise IntegrationError(what + _rk4_advice(p, h, method))
     raise IntegrationError(what + f"Dormand-Prince with rtol = {rtol:g}, atol = {atol:g} is "
                                   f"not accurate enough here; tighten rtol and atol.")
 
@@ -616,8 +629,27 @@ def _check_identity(kernel, p, energies, times, f, method, h, rtol, atol, gain_q
 def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=101,
              rtol=1e-8, atol=1e-10, dt_max=None, frozen=None, seed=None, progress=False,
              max_steps=DEFAULT_MAX_STEPS, summation="auto", summation_tol=None,
-             max_seconds=DEFAULT_MAX_SECONDS, on_failure="raise", tol=None):
-    """Integrate USA-AV from ``x0`` and return a :class:`Trajectory`.
+             max_seconds=DEFAULT_MAX_SECONDS, on_failure="raise", tol=None, noise=0.0):
+    r"""Integrate USA-AV from ``x0`` and return a :class:`Trajectory`.
+
+    Without noise the tokens follow ``dx_i / dt = v_i``; with ``noise`` :math:`\sigma > 0`
+    they follow the Stratonovich equation
+
+    .. math::
+
+        dx_i = v_i\, dt + \sigma P_{x_i} \circ dW_i,
+        \qquad P_x v = v - \langle x, v \rangle x,
+
+    with independent standard Brownian motions :math:`W_i` in :math:`\mathbb{R}^d`: without
+    interaction each token is a Brownian motion on the sphere with generator
+    :math:`(\sigma^2 / 2) \Delta`, so :math:`E \langle x(t), x(0) \rangle
+    = e^{-\sigma^2 (d - 1) t / 2}`.  On the circle (``d = 2``) this is
+    :math:`d\theta_i = \dots\, dt + \sigma\, dB_i`, driven by one scalar Brownian motion
+    per token (the tangent part of :math:`W_i`, the same process in law).  The noise is
+    applied in gauge coordinates :math:`y_i = G(\xi_i) x_i`: :math:`G` is orthogonal and
+    fixed per token, :math:`G P_x dW = P_y (G\, dW)`, and :math:`G\, dW` is again a standard
+    Brownian motion (the variant with unrotated values integrates the contents, and the noise
+    is applied to them).  Frozen tokens get no noise.
 
     Parameters
     ----------
@@ -636,10 +668,17 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         ``2.785 / Lambda`` (``Lambda = 2 (1 + |beta|) e^|beta| max|b|`` for USA,
         ``2 (1 + |beta|)`` for SA, ``2 max|b|`` for the linear profile: ``_spectral_bound``);
         a larger step is refused before the run (:class:`usaav_edu.errors.StepTooLargeError`).
-        For dopri5 ``dt`` is the first trial step (at most ``dt_max``).
-    method : {"rk4", "dopri5"}
-        A stepper of :data:`usaav_edu.dynamics.integrate.steppers.METHODS`: fixed-step RK4 or
-        adaptive Dormand-Prince 5(4) (whose accuracy floor near ``rtol`` is under ``rtol``).
+        For dopri5 ``dt`` is the first trial step (at most ``dt_max``).  For heun the same
+        rule holds with the bound ``2 / Lambda``.
+    method : {"rk4", "dopri5", "heun"}
+        A stepper of :data:`usaav_edu.dynamics.integrate.steppers.METHODS`: fixed-step RK4,
+        adaptive Dormand-Prince 5(4) (whose accuracy floor near ``rtol`` is under ``rtol``),
+        or the stochastic Heun scheme
+        (:class:`usaav_edu.dynamics.integrate.steppers.StochasticHeun`: a predictor-corrector
+        for the Stratonovich noise, each stage retracted to the spheres; strong order 1/2
+        for ``d >= 3``, 1 on the circle, weak order 1; without noise Heun's method of order
+        2).  The default stays ``"rk4"``; ``noise > 0`` needs ``method="heun"`` (rk4 and
+        dopri5 are refused with a ValueError).
     n_frames : int
         Number of stored frames, equally spaced on [0, t_max], >= 2; their times must be
         strictly increasing normal floating-point numbers (a ``t_max`` of ``5e-324`` is
@@ -661,7 +700,11 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     frozen : array_like of bool or None
         ``(n,)``: tokens that attend (enter every sum) but never move.
     seed : int or None
-        Provenance only: the seed that generated x0, stored in the Trajectory.
+        The seed that generated x0, stored in the Trajectory.  With ``noise > 0`` it also
+        seeds the Brownian motions, from ``SeedSequence(seed, spawn_key=(1,))`` (a stream
+        independent of ``default_rng(seed)``, which may have drawn x0): the same seed
+        repeats the run bit for bit.  With ``noise > 0`` and ``seed=None`` a fresh seed is
+        drawn from the system's entropy and recorded in ``Trajectory.seed``.
     progress : bool
         Show a progress bar of the simulated time (:mod:`usaav_edu.progress`), updated
         during frames, for runs longer than a second.
@@ -711,6 +754,12 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     tol : float or None
         Deprecated name of ``summation_tol``, accepted for one release with a
         DeprecationWarning; both given: TypeError.
+    noise : float
+        The noise amplitude :math:`\sigma \ge 0`, finite (default 0: no noise), recorded in
+        ``Trajectory.noise``.  Any summation works with it (the field is the plan's).  With
+        noise the energy checks below are off: the noisy dynamics is not a gradient ascent,
+        and the energy may fall.  The work estimate counts two velocity evaluations per Heun
+        step.
 
     Returns
     -------
@@ -744,7 +793,9 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
         integrates the unnormalized tokens ``z`` (dense NumPy, direct summation only;
         ``Trajectory.x`` holds ``z / |z|``, ``Trajectory.radius`` ``|z|``): its energy must
         not fall (a gradient ascent in the metric weighted by the radii), and the identity,
-        which does not hold for it, is not checked (:mod:`usaav_edu.dynamics.prenorm`).
+        which does not hold for it, is not checked (:mod:`usaav_edu.dynamics.prenorm`).  A run
+        with noise is not checked either, nor are the runs of the general kernel that are not
+        gradient flows (projections, causal masks: :mod:`usaav_edu.dynamics.general`).
 
     References
     ----------
@@ -765,12 +816,18 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     [0.628, 0.722, 1.045, 1.338, 1.359, 1.359]
 
     The energy rises to its maximum ``e / 2``: the tokens have collapsed to one point.
+    With noise (the seed recorded, so that the run can be repeated bit for bit):
+
+    >>> noisy = ue.simulate(model, x0, t_max=1.0, n_frames=2, method="heun", noise=0.5,
+    ...                     seed=1)
+    >>> noisy.method, noisy.noise, noisy.seed
+    ('heun', 0.5, 1)
     """
     model = require_model(model)
     summation_tol = _summation_tol(summation_tol, tol, "simulate")
     summation, tol, reason = summation_args(model, summation, summation_tol)
     s = _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps, max_seconds,
-                  on_failure, dt_max)
+                  on_failure, dt_max, noise)
     _preflight_memory(model, x0, reason, s.n_frames, s.method)
     kernel = model.kernel(x0, xi, frozen, dense_bias=reason is not None)
     p = _rates(model, kernel.facts)
@@ -825,11 +882,24 @@ class _Settings(NamedTuple):
     max_steps: int
     max_seconds: float
     on_failure: str
+    noise: float = 0.0
+
+
+NOISE_STREAM = 1
+"""The spawn key of the Brownian motions' stream: ``SeedSequence(seed, spawn_key=(1,))``, a
+stream independent of ``default_rng(seed)``, which may have drawn ``x0``."""
+
+
+def brownian_rng(seed):
+    """The generator of the Brownian increments of a run with the seed ``seed`` (an int)."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+        int(seed), spawn_key=(NOISE_STREAM,))))
 
 
 def _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps, max_seconds,
-              on_failure, dt_max=None):
-    """The arguments of :func:`simulate` checked (TypeError, ValueError naming the argument)."""
+              on_failure, dt_max=None, noise=0.0):
+    """The arguments of :func:`simulate` checked (TypeError, ValueError naming the argument);
+    with noise and no seed, a fresh seed (63 bits of the system's entropy) is drawn."""
     t_max = v.real_scalar("t_max", t_max, minimum=0.0, strict=True)
     method = v.choice("method", method, METHODS)
     n_frames = v.integer("n_frames", n_frames, minimum=2)
@@ -851,9 +921,16 @@ def _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps
     if not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
     on_failure = v.choice("on_failure", on_failure, ON_FAILURE)
-    return _Settings(t_max, dt, method, n_frames, rtol, atol, dt_max,
-                     None if seed is None else int(seed),
-                     bool(progress), max_steps, max_seconds, on_failure)
+    noise = v.real_scalar("noise", noise, minimum=0.0)
+    if noise > 0.0 and method != "heun":
+        raise ValueError(f"noise > 0 needs method='heun' (the stochastic Heun scheme for the "
+                         f"Stratonovich noise), got method={method!r}: RK4 and Dormand-Prince "
+                         f"integrate ordinary differential equations only")
+    seed = None if seed is None else int(seed)
+    if noise > 0.0 and seed is None:
+        seed = int(np.random.SeedSequence().entropy) % 2 ** 63
+    return _Settings(t_max, dt, method, n_frames, rtol, atol, dt_max, seed, bool(progress),
+                     max_steps, max_seconds, on_failure, noise)
 
 
 class _Budget(NamedTuple):
@@ -891,7 +968,7 @@ def _budget(p, s, kernel):
         h_max = math.inf if s.dt_max is None else s.dt_max
         return _Budget(times, min(step, h_max), 1e-8 / _lipschitz(p), estimate, h_max)
     h = s.t_max / ((s.n_frames - 1) * int(per_frame))
-    _check_rk4_step(p, h, s.dt, s.t_max, s.n_frames, kernel)
+    _check_rk4_step(p, h, s.dt, s.t_max, s.n_frames, kernel, s.method)
     return _Budget(times, h, h, estimate)
 
 
@@ -978,8 +1055,11 @@ def _frames(kernel, p, s, budget, plan):
                   else None)
     with Progress(s.progress, s.t_max) as bar:
         checked = _Frames(kernel, p, s, budget, plan, state, bar)
+        noise = None if s.noise == 0.0 else integrators.BrownianIncrements(
+            s.noise, brownian_rng(s.seed), kernel.d, kernel.n,
+            None if kernel.frozen is None else ~kernel.frozen)
         control = integrators.Control(s.rtol, s.atol, budget.h_min, s.max_steps,
-                                      bar.update if s.progress else None)
+                                      bar.update if s.progress else None, noise)
         run = run_frames(state, budget.times, budget.h, stepper, plan.sums.field, control, controller,
                          checked.after_frame)
         if run.outcome is not integrators.Outcome.OK and checked.error is None:
@@ -1003,7 +1083,8 @@ def _check_frame(kernel, p, s, budget, plan, res, h, state, frames, energies, f)
 
     Raises IntegrationError for an outcome other than OK (:func:`_failure`), an energy that
     fell (:func:`_check_energy`, every model with values rotated by the gauge) or, for USA, an
-    energy identity that fails (:func:`_check_identity`).
+    energy identity that fails (:func:`_check_identity`).  With noise neither energy check
+    runs: the noisy dynamics is not a gradient ascent.
     """
     times = budget.times
     if res.outcome is not integrators.Outcome.OK:
@@ -1014,12 +1095,13 @@ def _check_frame(kernel, p, s, budget, plan, res, h, state, frames, energies, f)
     h = res.h
     frames[f] = state.T
     energies[f] = plan.sums.energy(state)
-    if kernel.energy_rises:
+    ascent = kernel.energy_rises and s.noise == 0.0
+    if ascent:
         _check_energy(kernel, p, energies, times, f, s.method, h, s.rtol, s.atol, plan.sums.energy_slack)
     # the energy identity holds for USA's gradient ascent in gauge coordinates (not for SA,
     # whose metric weighs each token by its partition function, nor the unrotated variant, nor
     # pre-LN, whose metric weighs each token by its radius: usaav_edu.dynamics.prenorm)
-    if kernel.energy_rises and not p.sa and kernel.model.layer_norm == "post":
+    if ascent and not p.sa and kernel.model.layer_norm == "post":
         _check_identity(kernel, p, energies, times, f, s.method, h, s.rtol, s.atol,
                         res.speed_integral / kernel.n, plan.sums.energy_slack, plan.speed_slack)
     return h
@@ -1044,22 +1126,28 @@ def _result(kernel, s, times, plan, run):
                       steps_accepted=run.accepted, steps_rejected=run.rejected,
                       version=__version__, summation=plan.sums.summation,
                       degree=plan.sums.degree, error_bound=plan.sums.error_bound,
-                      status=run.status, message=run.message, radius=run.radius)
+                      status=run.status, message=run.message, radius=run.radius,
+                      noise=s.noise)
 
 
 def _where(kernel):
     return f"model {kernel.model.name}, beta = {float(kernel.model.beta):g}"
 
 
-def _rk4_advice(p, h):
-    """Why an RK4 step of size ``h`` failed, and what to use instead."""
+_NAMES = {"rk4": "RK4", "heun": "Heun", "dopri5": "Dormand-Prince"}
+
+
+def _rk4_advice(p, h, method="rk4"):
+    """Why a step of size ``h`` of a fixed-step method (RK4, Heun) failed, and what to use."""
     rate = _stiffness(p)
+    name, stability = _NAMES[method], FIXED_STABILITY[method]
+    other = " or method='dopri5'" if method == "rk4" else ""  # Heun: noise needs Heun
     default = f"dt=None gives {_default_step(p):.3g}"
-    if h * rate > RK4_STABILITY:
-        return (f"RK4 with the step {h:.3g} is unstable here: clusters contract at the rate {rate:.3g} and "
-                f"RK4 needs step * rate below {RK4_STABILITY:.2f} (here {h * rate:.3g}). Use a smaller dt "
-                f"(below {RK4_STABILITY / rate:.2g}; {default}) or method='dopri5'.")
-    return f"RK4 with the step {h:.3g} is unstable here. Use a smaller dt ({default}) or method='dopri5'."
+    if h * rate > stability:
+        return (f"{name} with the step {h:.3g} is unstable here: clusters contract at the rate {rate:.3g} and "
+                f"{name} needs step * rate below {stability:.2f} (here {h * rate:.3g}). Use a smaller dt "
+                f"(below {stability / rate:.2g}; {default}){other}.")
+    return f"{name} with the step {h:.3g} is unstable here. Use a smaller dt ({default}){other}."
 
 
 def _check_energy(kernel, p, energies, times, f, method, h, rtol, atol, slack=0.0):
@@ -1070,14 +1158,14 @@ def _check_energy(kernel, p, energies, times, f, method, h, rtol, atol, slack=0.
     energies is off by at most that bound times the energy scale), 0 for direct summation.
     """
     e_prev, e_now = energies[f - 1], energies[f]
-    allowed = (0.0 if method == "rk4" else rtol) + slack
+    allowed = (rtol if method == "dopri5" else 0.0) + slack
     if not e_now < e_prev - _energy_tolerance(p, e_prev, e_now, allowed):
         return
     what = (f"the energy fell from {e_prev:.10g} to {e_now:.10g} between t = {times[f - 1]:g} and "
             f"t = {times[f]:g} ({_where(kernel)}), but the dynamics only raises it: the integration "
             f"is wrong. ")
-    if method == "rk4":
-        raise IntegrationError(what + _rk4_advice(p, h))
+    if method != "dopri5":
+        raise IntegrationError(what + _rk4_advice(p, h, method))
     raise IntegrationError(what + f"Dormand-Prince with rtol = {rtol:g}, atol = {atol:g} accepted "
                                   f"steps too large to be stable (the fall exceeds rtol times the "
                                   f"energy scale); tighten rtol and atol.")
@@ -1087,9 +1175,9 @@ def _failure(res, kernel, p, method, t0, t_end, h, t_max, rtol=None, atol=None, 
              max_steps=None):
     """The IntegrationError message for a stepper outcome other than OK (``p`` the run's rates)."""
     O = integrators.Outcome
-    if method == "rk4":
-        return (f"RK4 reached a non-finite state between t = {t0:g} and t = {t_end:g} "
-                f"({_where(kernel)}). " + _rk4_advice(p, h))
+    if method != "dopri5":
+        return (f"{_NAMES[method]} reached a non-finite state between t = {t0:g} and "
+                f"t = {t_end:g} ({_where(kernel)}). " + _rk4_advice(p, h, method))
     t, h = res.t, res.h
     where = f"at t = {t:.6g} ({_where(kernel)}, rtol = {rtol:g}, atol = {atol:g})"
     if res.outcome is O.MAX_STEPS:

@@ -4,8 +4,8 @@ A :class:`Trajectory` holds three groups, each also readable as one record: its 
 (``traj.data``: the frames ``t``, ``x``, the labels ``xi``, the ``energy`` and the ``frozen``
 tokens), its step statistics (``traj.stats``: the steps accepted and rejected, the velocity
 evaluations and the RK4 step) and its provenance (``traj.provenance``: the model, the method
-and its tolerances, the summation, the seed and the version); and how the run ended, its
-``status`` (:class:`~usaav_edu.dynamics.integrate.loop.Status`) and ``message``.
+and its tolerances, the noise, the summation, the seed and the version); and how the run ended,
+its ``status`` (:class:`~usaav_edu.dynamics.integrate.loop.Status`) and ``message``.
 """
 
 import contextlib
@@ -35,11 +35,12 @@ OPTIONAL_ARRAYS = ("radius",)
 """Arrays written only where they exist (``radius``: pre-LN runs); older files have none."""
 METADATA = ("model", "method", "dt", "rtol", "atol", "seed", "n_rhs", "version")
 OPTIONAL_METADATA = ("steps_accepted", "steps_rejected", "summation", "degree", "error_bound",
-                     "status", "message")
-"""Metadata written since the step statistics (then the summation, then the status) were
-recorded; older files load without them (a file without ``summation`` was summed directly, a
-file without ``status`` holds a run that completed: failed runs were not returned then)."""
-METHODS = ("rk4", "dopri5")
+                     "status", "message", "noise")
+"""Metadata written since the step statistics (then the summation, the status, the noise)
+were recorded; older files load without them (a file without ``summation`` was summed
+directly, a file without ``status`` holds a run that completed: failed runs were not returned
+then; a file without ``noise`` holds a run without noise)."""
+METHODS = ("rk4", "dopri5", "heun")
 SUMMATIONS = ("direct", "fast")
 """How a run's velocity was summed (see :func:`usaav_edu.simulate`)."""
 TEMP_PREFIX = ".tmp-"
@@ -83,6 +84,7 @@ class Provenance(NamedTuple):
     error_bound: float | None
     seed: int | None
     version: str
+    noise: float = 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,7 +95,8 @@ class Trajectory:
     ``t``, ``x``, ``xi``, ``energy``, ``frozen``), ``stats`` (:class:`~usaav_edu.particles.trajectory.StepStats`:
     ``steps_accepted``, ``steps_rejected``, ``n_rhs``, ``dt``) and ``provenance``
     (:class:`~usaav_edu.particles.trajectory.Provenance`: ``model``, ``method``, ``rtol``, ``atol``, ``summation``,
-    ``degree``, ``error_bound``, ``seed``, ``version``); with ``status`` and ``message``.
+    ``degree``, ``error_bound``, ``seed``, ``version``, ``noise``); with ``status`` and
+    ``message``.
 
     Attributes
     ----------
@@ -109,15 +112,17 @@ class Trajectory:
     model
         The Model that was simulated.
     method
-        "rk4" or "dopri5".
+        "rk4", "dopri5" or "heun".
     dt
-        The RK4 step used (None for dopri5).
+        The step used by RK4 or Heun (None for dopri5).
     rtol, atol
-        The dopri5 tolerances (None for rk4).
+        The dopri5 tolerances (None for rk4 and heun).
     frozen
         (n,) bool, tokens that attend but never move.
     seed
-        The seed recorded by the caller for the initial state (or None).
+        The seed recorded by the caller for the initial state (or None); for a run with
+        noise also the seed of its Brownian motions (drawn by ``simulate`` if none was
+        given), so that ``simulate(..., seed=traj.seed)`` repeats the run.
     n_rhs
         Number of right-hand-side evaluations.
     steps_accepted, steps_rejected
@@ -146,6 +151,9 @@ class Trajectory:
         (F, n) the radii ``|z_i(t)|`` of a pre-LN run, whose ``x`` are the directions
         ``z_i / |z_i|`` (:mod:`usaav_edu.dynamics.prenorm`); None for post-LN, whose tokens
         stay on the sphere.
+    noise
+        The noise amplitude ``sigma`` of ``dx_i = v_i dt + sigma P_{x_i} o dW_i`` (0: none;
+        also every file written before the noise was recorded).
     """
 
     t: np.ndarray
@@ -169,6 +177,7 @@ class Trajectory:
     status: Status = Status.COMPLETED
     message: str | None = None
     radius: np.ndarray | None = field(default=None, repr=False)
+    noise: float = 0.0
 
     def __post_init__(self):
         if not isinstance(self.status, Status):
@@ -178,6 +187,7 @@ class Trajectory:
             object.__setattr__(self, "message", self.status.message)
         elif not isinstance(self.message, str):
             raise TypeError(f"message must be a str, got {type(self.message).__name__}")
+        object.__setattr__(self, "noise", v.real_scalar("noise", self.noise, minimum=0.0))
 
     @property
     def data(self):
@@ -193,7 +203,7 @@ class Trajectory:
     def provenance(self):
         """The model, method, settings, summation, seed and version (:class:`~usaav_edu.particles.trajectory.Provenance`)."""
         return Provenance(self.model, self.method, self.rtol, self.atol, self.summation,
-                          self.degree, self.error_bound, self.seed, self.version)
+                          self.degree, self.error_bound, self.seed, self.version, self.noise)
 
     @property
     def completed(self):
@@ -228,10 +238,10 @@ class Trajectory:
         dict
             JSON-serializable: the model's parameters, the method and its step or
             tolerances, the seed, the step statistics, the summation (with the degree and
-            the error bound of fast summation), the version, and the status (its name) and
-            message.
+            the error bound of fast summation), the version, the status (its name) and
+            message, and for a run with noise its ``noise`` (absent: 0).
         """
-        return {
+        meta = {
             "model": self.model.params(), "method": self.method, "dt": self.dt,
             "rtol": self.rtol, "atol": self.atol, "seed": self.seed,
             "n_rhs": self.n_rhs, "steps_accepted": self.steps_accepted,
@@ -239,6 +249,9 @@ class Trajectory:
             "summation": self.summation, "degree": self.degree, "error_bound": self.error_bound,
             "status": self.status.name, "message": self.message,
         }
+        if self.noise != 0.0:  # a run without noise is written as before the noise was recorded
+            meta["noise"] = self.noise
+        return meta
 
     def save(self, path):
         """Write the arrays and the metadata (model parameters, seed, version) to ``path``.
@@ -701,6 +714,7 @@ def _metadata(arr):
             meta[key] = v.real_scalar(f"metadata {key}", meta[key], minimum=0.0, strict=True)
     if meta["seed"] is not None:
         meta["seed"] = v.integer("metadata seed", meta["seed"])
+    meta["noise"] = v.real_scalar("metadata noise", meta.get("noise", 0.0), minimum=0.0)
     meta["n_rhs"] = v.integer("metadata n_rhs", meta["n_rhs"], minimum=0)
     for key in ("steps_accepted", "steps_rejected"):
         if meta.get(key) is not None:
@@ -805,7 +819,8 @@ def _build(cls, arrays, meta):
                seed=meta["seed"], n_rhs=meta["n_rhs"], steps_accepted=meta["steps_accepted"],
                steps_rejected=meta["steps_rejected"], version=meta["version"],
                summation=meta["summation"], degree=meta["degree"], error_bound=meta["error_bound"],
-               status=meta["status"], message=meta["message"], radius=radius)
+               status=meta["status"], message=meta["message"], radius=radius,
+               noise=meta["noise"])
 
 
 def _radius(arr, model, shape):

@@ -11,6 +11,10 @@ A stepper is registered by name in :data:`METHODS` and has one method,
   :class:`~.controller.Controller` (exponent ``-1/5``).  A trial step whose stages or result are
   not finite is rejected (as one whose error estimate is too large) and retried with a fifth
   of the step; only a non-finite accepted state is fatal.
+* ``"heun"`` (:class:`StochasticHeun`): the stochastic Heun method for the Stratonovich
+  equation ``dy_i = v_i dt + sigma P_{y_i} o dW_i`` with a fixed step, then the retraction;
+  without noise (``control.noise`` None or ``sigma = 0``) the explicit trapezoidal rule
+  (Heun's method, order 2).
 
 **The field and its state.**  The state ``y`` is a 2-d array (real or complex) and the field a
 callable ``field(y, out)`` writing ``dy/dt`` into ``out``.  After every accepted step the
@@ -53,11 +57,11 @@ from numba import njit
 from ..rhs import KernelParams
 from ..rhs import velocity as rhs_velocity
 from .controller import EPS, Controller  # noqa: F401  (EPS re-exported)
-from .tableaus import DOPRI5, RK4, ButcherTableau  # noqa: F401  (ButcherTableau re-exported)
+from .tableaus import DOPRI5, RK4, ButcherTableau
 
 # ButcherTableau, RK4, DOPRI5 (.tableaus), Controller and EPS (.controller) stay importable here
 __all__ = ["Outcome", "Advance", "Control", "Workspace", "GaugeField", "velocity", "FixedStepper",
-           "AdaptiveStepper", "METHODS"]
+           "AdaptiveStepper", "BrownianIncrements", "StochasticHeun", "HEUN", "METHODS"]
 
 
 class Outcome(Enum):
@@ -126,6 +130,9 @@ class Control(NamedTuple):
     report : callable or None
         Called as ``report(t)`` after every accepted step (it should return quickly); a
         true return value ends the call with ``Outcome.STOPPED``.
+    noise : BrownianIncrements or None
+        The noise of a stochastic stepper (:class:`StochasticHeun`): its amplitude ``sigma``
+        and its Brownian increments; None (and ignored by the other steppers): no noise.
     """
 
     rtol: float = 1e-8
@@ -133,6 +140,7 @@ class Control(NamedTuple):
     h_min: float = 0.0
     max_steps: int | None = None
     report: object = None
+    noise: object = None
 
 
 DEFAULT_CONTROL = Control()
@@ -476,7 +484,8 @@ class AdaptiveStepper:
             ``Outcome.STOPPED`` when ``report`` returns True.
         """
         tab = self.tableau
-        rtol, atol, h_min, max_steps, report = control
+        rtol, atol, h_min = control.rtol, control.atol, control.h_min
+        max_steps, report = control.max_steps, control.report
         ctrl = self.controller(h_min=h_min) if controller is None else controller
         hooks = _Contract(field)
         reuse = hooks.reuse_last_stage
@@ -525,5 +534,163 @@ class AdaptiveStepper:
         return result(Outcome.OK)
 
 
-METHODS = {"rk4": FixedStepper(RK4), "dopri5": AdaptiveStepper(DOPRI5)}
+HEUN = ButcherTableau("heun", a=((1.0,),), b=(0.5, 0.5), c=(0.0, 1.0), order=2)
+"""Heun's method (the explicit trapezoidal rule): the drift of :class:`StochasticHeun`."""
+
+
+class BrownianIncrements:
+    r"""Independent Brownian increments, one per mobile token, drawn step by step.
+
+    Parameters
+    ----------
+    sigma : float
+        The noise amplitude, ``>= 0``.
+    rng : numpy.random.Generator
+        The source of the normal draws.
+    d, n : int
+        The dimension of the state (rows) and the number of tokens (columns).
+    mobile : ndarray of bool or None
+        ``(n,)``: which tokens get noise (None: all); frozen tokens get zero increments.
+
+    Notes
+    -----
+    ``draw(h)`` returns ``Delta W = sqrt(h) Z`` with ``Z`` standard normal: ``(d, n)`` for
+    ``d >= 3``, one row ``(1, n)`` on the circle (``d = 2``), where the noise of
+    :class:`StochasticHeun` is the rotation ``sigma J y_i o dB_i`` by one scalar Brownian
+    motion per token (``J`` the rotation by a right angle).  On the circle the two are the
+    same process in law: the tangent part ``<J y, dW>`` of a planar Brownian motion is a
+    standard Brownian motion (Levy's characterization), so both give
+    ``d theta_i = ... dt + sigma dB_i``.
+    """
+
+    def __init__(self, sigma, rng, d, n, mobile=None):
+        self.sigma, self.rng = float(sigma), rng
+        self.shape = (1 if d == 2 else d, n)
+        self.mask = None if mobile is None or np.all(mobile) else np.asarray(mobile, dtype=float)
+
+    def draw(self, h):
+        """The increments ``sqrt(h) Z`` of one step of length ``h`` (zero for frozen tokens)."""
+        dw = self.rng.standard_normal(self.shape) * np.sqrt(h)
+        if self.mask is not None:
+            dw *= self.mask
+        return dw
+
+
+@njit(cache=True)
+def _noise_term(y, i, dw, k, circle):
+    """Component ``k`` of the noise direction of token ``i``: ``(J y_i)_k dB_i`` on the
+    circle, ``(P(y_i) dW_i)_k = dW_ik - <y_i, dW_i> y_ik`` otherwise."""
+    if circle:
+        return (-y[1, i] if k == 0 else y[0, i]) * dw[0, i]
+    dot = 0.0
+    for m in range(y.shape[0]):
+        dot += y[m, i] * dw[m, i]
+    return dw[k, i] - dot * y[k, i]
+
+
+@njit(cache=True)
+def _heun_predict(out, y, h, k0, sigma, dw):
+    """``out = y + h k0 + sigma g(y) dW``, the predictor of the stochastic Heun step."""
+    d, n = y.shape
+    circle = dw.shape[0] == 1
+    for i in range(n):
+        for k in range(d):
+            out[k, i] = y[k, i] + h * k0[k, i] + sigma * _noise_term(y, i, dw, k, circle)
+
+
+@njit(cache=True)
+def _heun_correct(y, yp, h, k0, k1, sigma, dw, g0):
+    """``y <- y + (h/2)(k0 + k1) + (sigma/2)(g(y) + g(yp)) dW`` in place (``g0`` a buffer)."""
+    d, n = y.shape
+    circle = dw.shape[0] == 1
+    for i in range(n):
+        for k in range(d):
+            g0[k] = _noise_term(y, i, dw, k, circle)
+        for k in range(d):
+            gp = _noise_term(yp, i, dw, k, circle)
+            y[k, i] += 0.5 * h * (k0[k, i] + k1[k, i]) + 0.5 * sigma * (g0[k] + gp)
+
+
+class StochasticHeun:
+    r"""The stochastic Heun method for Stratonovich noise on spheres, then the retraction.
+
+    For ``dy_i = f_i(y) dt + sigma g(y_i) o dW_i`` with ``g(y) = P_y = I - y y^T``
+    (:math:`P_y v = v - \langle y, v\rangle y`; on the circle ``g(y) = J y`` driven by one
+    scalar Brownian motion per token, :class:`BrownianIncrements`), one step of size ``h``
+    with the increments ``Delta W`` of the step is
+
+    .. math::
+
+        \tilde y = R\big(y + h f(y) + \sigma g(y) \Delta W\big),
+
+        y \leftarrow R\Big(y + \tfrac{h}{2} (f(y) + f(\tilde y))
+              + \tfrac{\sigma}{2} (g(y) + g(\tilde y)) \Delta W\Big),
+
+    with the retraction :math:`R: y_i \mapsto y_i / |y_i|` (mobile ``i``): the
+    predictor-corrector whose limit is the Stratonovich integral (the trapezoidal rule in the
+    noise).  The predictor is retracted too, so the field is only ever evaluated on the
+    spheres, where every summation of it (direct or fast) agrees to its own error; off the
+    sphere the predictor would be ``O(sigma^2 h)`` away.  Without noise it is Heun's method for
+    ``y' = f(y)`` (order 2).
+
+    **Order.**  Strong order 1/2 in general: for ``d >= 3`` the noise fields
+    ``y -> P_y e_k`` do not commute, and no scheme driven by the increments alone does
+    better (the iterated integrals of ``W`` enter at order 1).  On the circle the noise is a
+    single field ``J y`` per token (commutative; additive in the angle), and the scheme has
+    strong order 1.  Weak order 1.  The retraction changes the update by terms of the order
+    of the local error (the exact solution stays on the sphere), not the order.
+
+    References
+    ----------
+    P. E. Kloeden and E. Platen, *Numerical Solution of Stochastic Differential Equations*,
+    Springer (1992), sections 10.3 and 15.1 (the Heun scheme for Stratonovich equations);
+    K. Burrage, P. M. Burrage, T. Tian, "Numerical methods for strong solutions of stochastic
+    differential equations: an overview", Proc. R. Soc. A 460 (2004) 373-402.
+    """
+
+    adaptive = False
+    tableau = HEUN
+    name = "heun"
+
+    def advance(self, yt, t, t_end, h, field, control=DEFAULT_CONTROL, controller=None, work=None):
+        """Advance ``yt`` in place from ``t`` to ``t_end`` in equal steps of about ``h``.
+
+        The arguments and the result are those of :meth:`FixedStepper.advance`;
+        ``control.noise`` (a :class:`BrownianIncrements` or an object with ``sigma`` and
+        ``draw(h)``) gives the noise, one ``draw`` per step.  ``speed_integral`` is the
+        trapezoidal quadrature of the drift speeds (meaningful without noise only).
+        """
+        n_steps = max(1, int(round((t_end - t) / h)))
+        work = _workspace(work, HEUN, yt)
+        work.fresh = False
+        ks, tmp = work.ks, work.tmp
+        hooks = _Contract(field)
+        noise, report = control.noise, control.report
+        sigma = 0.0 if noise is None else float(noise.sigma)
+        g0 = np.empty(yt.shape[0])
+        speed = 0.0
+        for k in range(n_steps):
+            field(yt, ks[0])
+            if sigma == 0.0:
+                _combine(tmp, yt, h, HEUN.rows[0], ks[:1])
+            else:
+                dw = noise.draw(h)
+                _heun_predict(tmp, yt, h, ks[0], sigma, dw)
+            finite = hooks.retract(tmp)
+            if finite:
+                field(tmp, ks[1])
+                if sigma == 0.0:
+                    _combine(yt, yt, h, HEUN.weights, ks[:2])
+                else:
+                    _heun_correct(yt, tmp, h, ks[0], ks[1], sigma, dw, g0)
+            if not (finite and hooks.retract(yt)):
+                return Advance(Outcome.NONFINITE, h, k, 0, (k + 1) * 2, t + k * h, speed)
+            if hooks.stage_speed is not None:
+                speed += h * hooks.stage_speed(ks, HEUN.weights)
+            if report is not None and report(t + (k + 1) * h):
+                return Advance(Outcome.STOPPED, h, k + 1, 0, (k + 1) * 2, t + (k + 1) * h, speed)
+        return Advance(Outcome.OK, h, n_steps, 0, n_steps * 2, t_end, speed)
+
+
+METHODS = {"rk4": FixedStepper(RK4), "dopri5": AdaptiveStepper(DOPRI5), "heun": StochasticHeun()}
 """The steppers by name, as ``simulate(method=...)`` takes them."""
