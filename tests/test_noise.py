@@ -446,3 +446,9 @@ def test_the_density_work_estimate_counts_the_diffusion():
 def test_solve_refuses_bad_noise(noise, error):
     with pytest.raises(error, match="noise"):
         ue.meanfield.solve(ue.models.usa(1.0), mode_density(16, 1, 0.1), 1.0, noise=noise)
+
+
+def test_noise_with_pre_ln_is_refused():
+    with pytest.raises(ValueError, match="layer_norm='pre'"):
+        ue.simulate(ue.models.usa(1.0, layer_norm="pre"), ue.sphere.uniform(8, 3, seed=0),
+                    t_max=0.1, method="heun", noise=0.1, seed=0)

@@ -162,6 +162,28 @@ def test_the_set_ups_beyond_the_papers_model_sweep_their_new_parameters(client):
     assert (causal["error"] == "").all()
 
 
+@pytest.mark.slow
+def test_the_noisy_phase_diagram_orders_below_the_critical_noise_only(client):
+    from usaav_edu.sweep import critical_noise, noise_phase_diagram
+
+    sigma_c = critical_noise(1.0)
+    assert sigma_c == pytest.approx(np.sqrt(2 * 0.5651591039924851), rel=1e-12)  # I_1(1)
+    ds = noise_phase_diagram([1.0], [0.3 * sigma_c, 2.0 * sigma_c], seeds=[0, 1], n=64,
+                             t_max=15.0, dt=0.02, client=client, progress=False)
+    order = ds.order.mean("seed")
+    assert order.sel(beta=1.0, noise=0.3 * sigma_c).item() > 0.8
+    assert order.sel(beta=1.0, noise=2.0 * sigma_c).item() < 0.35
+    model, x0, _ = experiments.setup("usa", n=64, d=2, beta=1.0, seed=1)
+    serial = ue.simulate(model, x0, t_max=15.0, dt=0.02, n_frames=2, method="heun",
+                         noise=0.3 * sigma_c, seed=1)
+    assert ds.order.sel(beta=1.0, noise=0.3 * sigma_c, seed=1).item() == float(
+        np.linalg.norm(serial.final.mean(axis=0)))
+    with pytest.raises(ValueError, match="method='heun'"):
+        ue.sweep("usa", {"noise": [0.0, 0.5]}, t_max=1.0)
+    with pytest.raises(ValueError, match="noise"):
+        ue.sweep("usa", {"noise": [-0.5]}, t_max=1.0, method="heun")
+
+
 def _cell(bias, omega, beta, n, d, seed):
     return (spectral.bias_model(bias, omega, beta), ue.sphere.uniform(n, d, seed=seed),
             spectral.circle_positions(n))

@@ -828,6 +828,9 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     summation, tol, reason = summation_args(model, summation, summation_tol)
     s = _settings(t_max, dt, method, n_frames, rtol, atol, seed, progress, max_steps, max_seconds,
                   on_failure, dt_max, noise)
+    if s.noise > 0.0 and model.layer_norm == "pre":
+        raise ValueError("noise > 0 with layer_norm='pre' is not available: the noise scheme "
+                         "moves tokens on the spheres, and pre-LN's tokens leave them")
     _preflight_memory(model, x0, reason, s.n_frames, s.method)
     kernel = model.kernel(x0, xi, frozen, dense_bias=reason is not None)
     p = _rates(model, kernel.facts)

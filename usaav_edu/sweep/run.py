@@ -109,6 +109,9 @@ DESCRIPTIONS = {
     "session": "the run of the sweep that finished this point (0: not finished)",
     "checksum": "SHA-256 of the point's stored values (verified when the store is read)",
 }
+RUN_KEYWORDS = ("noise",)
+"""Keywords of a point that go to :func:`usaav_edu.simulate`, not to the set-up: ``noise``
+(with ``method="heun"``; the Brownian motions are seeded by the point's ``seed``, 0 without)."""
 MAX_POINTS = 100_000
 """The most points a sweep runs (a store keeps a dozen files per point); split larger ones."""
 _RESERVED = (set(FINAL) | set(TEXT) | {f"{s}_series" for s in SERIES}
@@ -189,6 +192,9 @@ def _check_keywords(experiment, pairs, fixed):
     for k in fixed:
         if k in keys:
             raise ValueError(f"{k!r} is both a grid key and a fixed keyword; give it once")
+    pairs = [(k, vals) for k, vals in pairs if k not in RUN_KEYWORDS]
+    fixed = {k: x for k, x in fixed.items() if k not in RUN_KEYWORDS}
+    keys = [k for k, _ in pairs]
     if isinstance(experiment, str):
         e = experiments.get(experiment)
         reads = {"n", "seed", *e.parameters}
@@ -278,6 +284,18 @@ def _settings(t_max, n, d, fixed, solver, cluster_tol, time_series, extra):
     return fixed, dict(extra), s
 
 
+def _check_noise(pairs, fixed, method):
+    """Refuse a noise that is not a real number >= 0, or noise > 0 without ``method="heun"``."""
+    values = list(dict(pairs).get("noise", [])) + ([fixed["noise"]] if "noise" in fixed else [])
+    for x in values:
+        if isinstance(x, (bool, str)):
+            raise TypeError(f"noise must be real numbers >= 0, got {x!r}")
+        v.real_scalar("noise", x, minimum=0.0)
+    if any(x > 0 for x in values) and method != "heun":
+        raise ValueError(f"noise > 0 needs method='heun' (the stochastic Heun scheme), got "
+                         f"method={method!r}")
+
+
 # ---------------------------------------------------------------------------------------- a point
 def _message(exc):
     text = " ".join(f"{type(exc).__name__}: {exc}".split())
@@ -303,15 +321,19 @@ def _run_point(task, keywords):
     s = task["settings"]
     numba.set_num_threads(1)  # this thread's parallel regions: one chunk, whatever the worker
     try:
+        run = {k: keywords[k] for k in RUN_KEYWORDS if k in keywords}
+        built = {k: x for k, x in keywords.items() if k not in RUN_KEYWORDS}
         if isinstance(task["experiment"], str):
-            model, x0, xi = experiments.setup(task["experiment"], **keywords)
+            model, x0, xi = experiments.setup(task["experiment"], **built)
         else:
-            model, x0, xi = task["experiment"](**keywords)
+            model, x0, xi = task["experiment"](**built)
         t_max = s["t_max"] if task["t_max"] is None else task["t_max"](**keywords)
+        if run.get("noise", 0.0) > 0.0:
+            run["seed"] = int(keywords.get("seed") or 0)
         traj = simulate(model, x0, xi, t_max=t_max, dt=s["dt"], method=s["method"],
                         n_frames=s["n_frames"], rtol=s["rtol"], atol=s["atol"],
                         max_steps=s["max_steps"], summation=s["summation"],
-                        summation_tol=s["summation_tol"])
+                        summation_tol=s["summation_tol"], **run)
         out = {k: float(x) for k, x in
                diagnostics.summary(traj, cluster_tol=s["cluster_tol"]).items()}
         out["phase"] = spectral.classify(traj.final) if traj.d >= 3 else ""
@@ -1059,7 +1081,11 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
     n, d : int or None
         Number of tokens and dimension (keywords of the set-up; None: the set-up's default).
     fixed : mapping or None
-        Further keywords held fixed at every point (``{"omega": 2.0}``).
+        Further keywords held fixed at every point (``{"omega": 2.0}``).  The key ``noise``
+        (in the grid or here) goes to :func:`usaav_edu.simulate` instead of the set-up
+        (:data:`RUN_KEYWORDS`): the noise amplitude, with ``method="heun"``; the Brownian
+        motions are seeded by the point's ``seed`` (0 when it has none), so a point repeats
+        bit for bit.
     method, dt, n_frames, rtol, atol, max_steps, summation, summation_tol
         The settings of :func:`usaav_edu.simulate`, with its names and defaults, the same at
         every point.
@@ -1119,6 +1145,7 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
     fixed, extra, settings = _settings(t_max, n, d, fixed, solver, cluster_tol, time_series,
                                        extra)
     name = _check_keywords(experiment, pairs, fixed)
+    _check_noise(pairs, fixed, settings["method"])
     if progress is not None and not isinstance(progress, bool):
         raise TypeError(f"progress must be None, True or False, got {type(progress).__name__}")
     if workers is not None:
