@@ -283,3 +283,31 @@ def test_the_set_ups_beyond_the_papers_model():
     assert model.bias == ue.models.CausalBias(0.5) and xi.tolist() == [0, 1, 2, 3, 4]
     assert "attention" not in [name for _, name in experiments.choices()]
     assert experiments.BEYOND == ("attention", "causal")
+
+
+def test_fast_summation_applies_where_q_transpose_k_is_a_multiple_of_the_identity():
+    rng = np.random.default_rng(7)
+    R, _ = np.linalg.qr(rng.normal(size=(3, 3)))  # Q = K = 2 R: Q^T K = 4 I
+    V = np.diag([1.0, 0.6, -0.3]) + 0.1 * rng.normal(size=(3, 3))
+    x0 = ue.sphere.uniform(300, 3, seed=3)
+    for norm in ("usa", "sa"):
+        m = ue.models.attention(0.5, Q=2 * R, K=2 * R, V=V, normalization=norm)
+        assert m.fast_reason is None and m.fast_model.beta == pytest.approx(2.0)
+        fast = ue.simulate(m, x0, t_max=1.0, dt=0.01, n_frames=3, summation="fast",
+                           summation_tol=1e-12)
+        direct = ue.simulate(m, x0, t_max=1.0, dt=0.01, n_frames=3, summation="direct")
+        assert fast.summation == "fast" and direct.summation == "direct"
+        assert np.max(np.abs(fast.x - direct.x)) <= 1e-9
+        assert np.max(np.abs(fast.energy - direct.energy)) <= 1e-9 * abs(direct.energy[0])
+    # the velocity itself, against the formula
+    m = ue.models.attention(0.5, Q=2 * R, K=2 * R, V=V)
+    from usaav_edu.particles.plan import summation_args, summation_plan
+
+    summation, tol, reason = summation_args(m, "fast", 1e-12)
+    plan = summation_plan(m.kernel(x0), summation, reason, tol)
+    out = np.empty((3, 300))
+    plan.field(np.ascontiguousarray(x0.T), out)
+    want = reference_velocity(x0, 0.5, 2 * R, 2 * R, V)
+    assert np.max(np.abs(out.T - want)) <= 1e-11 * np.max(np.abs(want))
+    assert plan.gauge_energy(np.ascontiguousarray(x0.T)) == pytest.approx(ue.energy(
+        m, x0, summation="direct"), rel=1e-11)

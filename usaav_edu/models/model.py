@@ -72,6 +72,7 @@ from .gauges import (
 from .gauges import check_dimension as _check_gauge_dimension
 from .gauges import is_built_in as _builtin_gauge
 from .profiles import (
+    BETA_MAX,
     ExpProfile,
     LinearProfile,
     check_beta,
@@ -227,6 +228,34 @@ class Model:
         return (projected or not getattr(self.bias, "symmetric", True)
                 or getattr(self.profile, "kind", None) == "user")
 
+    @cached_property
+    def fast_model(self):
+        """The model whose pair sums fast summation computes for this one, or None.
+
+        Itself for the book's models; for projections with :math:`Q^T K = c I`
+        (:attr:`Projections.fast_scale`, ``c != 0``), the identity gauge, a symmetric built-in
+        bias and a built-in profile, the same model without projections at ``beta c`` (``V``
+        then multiplies the sums, :class:`usaav_edu.particles.plan.FastField`); None where the
+        general kernel sums every pair.
+        """
+        if not self.general:
+            return self
+        p, c = self.projections, None
+        if (p is not None and not p.identity and getattr(self.bias, "symmetric", True)
+                and getattr(self.profile, "kind", None) != "user"
+                and getattr(self.gauge, "kind", None) == "identity"):
+            c = p.fast_scale
+        if not c:
+            return None
+        if self.linear:
+            profile = self.profile
+        elif abs(self.beta * c) > BETA_MAX:
+            return None
+        else:
+            profile = ExpProfile(self.beta * c)
+        return Model(gauge=self.gauge, bias=self.bias, profile=profile,
+                     normalization=self.normalization, name=self.name)
+
     def _general_part(self):
         """What makes the model need the general kernel, for messages."""
         if getattr(self.profile, "kind", None) == "user":
@@ -252,6 +281,9 @@ class Model:
         :func:`usaav_edu.dynamics.fastsum.kernel.fast_applies`; the model is immutable, so
         the answer is kept.  Projections and biases that are not symmetric are summed directly.
         """
+        fast = self.fast_model
+        if fast is not None:
+            return fast_applies(fast)
         if self.general:
             what = self._general_part()
             return (f"model {self.name!r} has {what}: it is summed directly, every pair "

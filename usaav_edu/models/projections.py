@@ -105,6 +105,18 @@ class Projections:
         return bool(np.array_equal(a, a.T) and np.array_equal(a, self.matrix("V")))
 
     @property
+    def fast_scale(self):
+        r"""``c`` when :math:`Q^T K = c I` (to 1e-13 relative), else None.
+
+        Then :math:`\langle Q x, K y \rangle = c \langle x, y \rangle`: the weights are the
+        book's at ``beta c`` and ``V`` acts after the sum, so fast summation applies.
+        """
+        a = self.qk
+        c = float(np.trace(a)) / self.d
+        scale = max(1.0, abs(c))
+        return c if float(np.max(np.abs(a - c * np.eye(self.d)))) <= 1e-13 * scale else None
+
+    @property
     def qk_norm(self):
         """:math:`\\|Q^T K\\|_2`, which bounds :math:`|\\langle Q x, K y \\rangle|` on the sphere."""
         return float(np.linalg.norm(self.qk, 2))

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _validate as v
 from ..dynamics import energy_gauge, fastsum
+from ..dynamics.fastsum.compiled import finish_velocity
 from ..dynamics.general import GeneralField
 from ..dynamics.integrate import steppers as integrators
 from ..dynamics.parts import is_separable
@@ -70,21 +71,32 @@ def summation_args(model, summation, tol):
 
 
 class FastField:
-    """A :class:`usaav_edu.dynamics.fastsum.kernel.FastKernel` as a stepper's field.
+    r"""A :class:`usaav_edu.dynamics.fastsum.kernel.FastKernel` as a stepper's field.
 
     The steppers call ``field(yt, out)`` and read ``field.mobile`` and ``field.has_frozen``
     (the contract of :class:`usaav_edu.dynamics.integrate.steppers.GaugeField`) to retract only
-    the tokens that move.
+    the tokens that move.  With a value matrix ``V`` (projections with :math:`Q^T K = c I`,
+    :attr:`usaav_edu.models.model.Model.fast_model`) the sums are multiplied by it before the
+    projection: :math:`v_i = P_{x_i}(V A_i / N_i)`, :math:`A_i = \sum_j b_{ij}
+    \varphi'(c \langle x_i, x_j \rangle) x_j`.
     """
 
-    def __init__(self, fast, mobile):
+    def __init__(self, fast, mobile, values=None):
         self.fast = fast
+        self.values = None if values is None else np.ascontiguousarray(values)
         self.has_frozen = mobile is not None and not bool(np.all(mobile))
         self.mobile = (np.ascontiguousarray(mobile, dtype=np.bool_) if self.has_frozen
                        else np.ones(1, dtype=np.bool_))
 
     def __call__(self, yt, out):
-        return self.fast(yt, out)
+        if self.values is None:
+            return self.fast(yt, out)
+        fast, d, n = self.fast, yt.shape[0], yt.shape[1]
+        r = fast.sums(yt, need_z=fast.sa)
+        r[:d] = self.values @ r[:d]
+        if n:
+            finish_velocity(yt, r, fast.sa, fast.scale / n, fast.mobile, fast.has_frozen, out)
+        return out
 
 
 def direct_field(kernel):
@@ -188,15 +200,23 @@ class SummationPlan:
     def field(self):
         """The velocity field the stepper calls, ``field(state, out)``."""
         if self.is_fast:
-            return FastField(self.fast, self.source.mobile)
+            proj = self.source.model.projections
+            values = None if proj is None or proj.identity else proj.matrix("V")
+            return FastField(self.fast, self.source.mobile, values)
         return direct_field(self.kernel)
 
     def gauge_energy(self, yt):
-        """``E_h``, a float, of the ``(d, n)`` gauge coordinates ``yt``."""
+        r"""``E_h``, a float, of the ``(d, n)`` gauge coordinates ``yt``.
+
+        With projections summed fast (:math:`Q^T K = c I`): ``c`` times the energy of the model
+        at ``beta c``, since :math:`\varphi_\beta(c s) = c\, \varphi_{\beta c}(s)`.
+        """
+        if self.is_fast:
+            proj = self.source.model.projections
+            factor = 1.0 if proj is None or proj.identity else proj.fast_scale
+            return float(self.fast.energy(yt)) * factor
         if self.kernel.attention is not None:
             return self.field.energy(np.ascontiguousarray(self.kernel.contents(yt.T).T))
-        if self.is_fast:
-            return float(self.fast.energy(yt))
         return float(energy_gauge(yt, self.kernel.params))
 
     def energy(self, state):
@@ -204,7 +224,7 @@ class SummationPlan:
 
         For Pre-LN the state holds the unnormalized tokens: ``E_h`` of their directions.
         """
-        if self.kernel.attention is not None:
+        if self.kernel.attention is not None and not self.is_fast:
             return self.field.energy(state)
         if self.source.model.layer_norm == "pre":
             state = directions(state)[0]
@@ -238,7 +258,7 @@ def summation_plan(kernel, summation, reason, tol):
     ValueError
         From the fast kernel under ``summation="fast"`` (``tol`` out of reach).
     """
-    model = kernel.model
+    model = kernel.model if reason is not None else kernel.model.fast_model
     n, d = kernel.n, kernel.d
     kind = _bias_kind(model)
     floor = max(tol, fastsum.TOL_FLOOR)
