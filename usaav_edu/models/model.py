@@ -92,7 +92,7 @@ __all__ = [
 
 NORMALIZATIONS = ("usa", "sa")
 LAYER_NORMS = ("post", "pre")
-"""The placements of layer normalization (:attr:`Model.layer_norm`)."""
+"""The placements of layer normalization (``Model.layer_norm``)."""
 PARAMS_VERSION = 2
 """The layout of :meth:`Model.params`: 2 nests the parts; 1 (flat) is still read."""
 
@@ -1026,7 +1026,7 @@ def usa(beta=1.0, *, profile="exp", layer_norm="post"):
     profile : {"exp", "linear"}
         The profile (keyword only; by position it is deprecated).
     layer_norm : {"post", "pre"}
-        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        Where layer normalization sits (keyword; ``Model.layer_norm``): ``"pre"`` adds
         ``-pre_ln`` to the name.
 
     Returns
@@ -1059,7 +1059,7 @@ def sa(beta=1.0, *, layer_norm="post"):
     beta : float
         Inverse temperature, as in :func:`usa`.
     layer_norm : {"post", "pre"}
-        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        Where layer normalization sits (keyword; ``Model.layer_norm``): ``"pre"`` adds
         ``-pre_ln`` to the name.
 
     Returns
@@ -1123,7 +1123,7 @@ def rope(beta=1.0, omegas=(1.0,), d=3, *, profile="exp", rotate_values=True,
         \rangle) x_j\big)`: closer to real
         transformers, but not a gradient flow of E_h (see :mod:`usaav_edu.dynamics.unrotated`).
     layer_norm : {"post", "pre"}
-        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        Where layer normalization sits (keyword; ``Model.layer_norm``): ``"pre"`` adds
         ``-pre_ln`` to the name.
 
     Returns
@@ -1175,7 +1175,7 @@ def standard_rope(beta=1.0, *, d, base=10000.0, layer_norm="post"):
     base : float
         Base of the frequencies (keyword).
     layer_norm : {"post", "pre"}
-        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        Where layer normalization sits (keyword; ``Model.layer_norm``): ``"pre"`` adds
         ``-pre_ln`` to the name.
 
     Returns
@@ -1205,7 +1205,7 @@ def prefix_gauge(beta=1.0, frames=None, *, profile="exp", layer_norm="post"):
     profile : {"exp", "linear"}
         The profile (keyword only; by position it is deprecated).
     layer_norm : {"post", "pre"}
-        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        Where layer normalization sits (keyword; ``Model.layer_norm``): ``"pre"`` adds
         ``-pre_ln`` to the name.
 
     Returns
@@ -1293,7 +1293,7 @@ def prefix_gauge_from_targets(beta=1.0, *, targets, u=None, layer_norm="post"):
     u : array_like or None
         See :func:`frames_from_targets` (keyword).
     layer_norm : {"post", "pre"}
-        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        Where layer normalization sits (keyword; ``Model.layer_norm``): ``"pre"`` adds
         ``-pre_ln`` to the name.
 
     Returns
@@ -1322,7 +1322,7 @@ def distance_bias(beta=1.0, *, lam=1.0, layer_norm="post"):
     lam : float
         Decay rate, >= 0 (keyword).
     layer_norm : {"post", "pre"}
-        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        Where layer normalization sits (keyword; ``Model.layer_norm``): ``"pre"`` adds
         ``-pre_ln`` to the name.
 
     Returns
@@ -1372,7 +1372,7 @@ def cosine_bias(beta=1.0, *, omega=1.0, profile="linear", layer_norm="post"):
     profile : {"linear", "exp"}
         The profile (keyword).
     layer_norm : {"post", "pre"}
-        Where layer normalization sits (keyword; :attr:`Model.layer_norm`): ``"pre"`` adds
+        Where layer normalization sits (keyword; ``Model.layer_norm``): ``"pre"`` adds
         ``-pre_ln`` to the name.
 
     Returns

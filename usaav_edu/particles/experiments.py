@@ -185,7 +185,7 @@ EXPERIMENTS = {e.name: e for e in (
 """The standard experiments by name, in menu order (then the set-ups beyond the paper's model)."""
 
 BEYOND = tuple(name for name, e in EXPERIMENTS.items() if not e.menu)
-"""The set-ups beyond the paper's model: ``attention`` (random ``Q``, ``K``, ``V``) and
+"""The set-ups beyond the paper's model, ``attention`` (random ``Q``, ``K``, ``V``) and
 ``causal`` (the causal mask with an ALiBi decay, positions ``0, 1, ..., n - 1``)."""
 
 NAMES = tuple(EXPERIMENTS)

@@ -889,7 +889,7 @@ class _Settings(NamedTuple):
 
 
 NOISE_STREAM = 1
-"""The spawn key of the Brownian motions' stream: ``SeedSequence(seed, spawn_key=(1,))``, a
+"""The spawn key of the Brownian motions' stream, ``SeedSequence(seed, spawn_key=(1,))``, a
 stream independent of ``default_rng(seed)``, which may have drawn ``x0``."""
 
 

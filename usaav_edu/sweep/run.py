@@ -110,8 +110,8 @@ DESCRIPTIONS = {
     "checksum": "SHA-256 of the point's stored values (verified when the store is read)",
 }
 RUN_KEYWORDS = ("noise",)
-"""Keywords of a point that go to :func:`usaav_edu.simulate`, not to the set-up: ``noise``
-(with ``method="heun"``; the Brownian motions are seeded by the point's ``seed``, 0 without)."""
+"""Keywords of a point that go to :func:`usaav_edu.simulate`, not to the set-up (``noise``,
+with ``method="heun"``; the Brownian motions are seeded by the point's ``seed``, 0 without)."""
 MAX_POINTS = 100_000
 """The most points a sweep runs (a store keeps a dozen files per point); split larger ones."""
 _RESERVED = (set(FINAL) | set(TEXT) | {f"{s}_series" for s in SERIES}
@@ -1083,7 +1083,7 @@ def sweep(experiment, grid, *, t_max, store=None, client=None, n=None, d=None, f
     fixed : mapping or None
         Further keywords held fixed at every point (``{"omega": 2.0}``).  The key ``noise``
         (in the grid or here) goes to :func:`usaav_edu.simulate` instead of the set-up
-        (:data:`RUN_KEYWORDS`): the noise amplitude, with ``method="heun"``; the Brownian
+        (``usaav_edu.sweep.run.RUN_KEYWORDS``): the noise amplitude, with ``method="heun"``; the Brownian
         motions are seeded by the point's ``seed`` (0 when it has none), so a point repeats
         bit for bit.
     method, dt, n_frames, rtol, atol, max_steps, summation, summation_tol

@@ -535,7 +535,7 @@ class AdaptiveStepper:
 
 
 HEUN = ButcherTableau("heun", a=((1.0,),), b=(0.5, 0.5), c=(0.0, 1.0), order=2)
-"""Heun's method (the explicit trapezoidal rule): the drift of :class:`StochasticHeun`."""
+"""Heun's method, the explicit trapezoidal rule, as the drift of :class:`StochasticHeun`."""
 
 
 class BrownianIncrements:
