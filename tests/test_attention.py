@@ -311,3 +311,14 @@ def test_fast_summation_applies_where_q_transpose_k_is_a_multiple_of_the_identit
     assert np.max(np.abs(out.T - want)) <= 1e-11 * np.max(np.abs(want))
     assert plan.gauge_energy(np.ascontiguousarray(x0.T)) == pytest.approx(ue.energy(
         m, x0, summation="direct"), rel=1e-11)
+
+
+def test_a_causal_run_with_alibi_is_rk4_of_the_masked_formula():
+    n = 30
+    x0 = ue.sphere.uniform(n, 2, seed=2)
+    xi = np.random.default_rng(2).permutation(n).astype(float) / 3.0
+    b = causal_matrix(xi, 0.7)
+    traj = ue.simulate(ue.models.causal(2.0, lam=0.7, d=2), x0, xi, t_max=3.0, dt=0.01,
+                       n_frames=2)
+    want = rk4(lambda x: reference_velocity(x, 2.0, b=b, sa=True), x0, 0.01, 300)
+    assert np.max(np.abs(traj.x[-1] - want)) <= 1e-10
