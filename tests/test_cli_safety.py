@@ -105,6 +105,21 @@ def test_rtol_and_atol_reach_dopri5(tmp_path):
     assert (traj.method, traj.rtol, traj.atol) == ("dopri5", 1e-5, 1e-7)
 
 
+def test_noise_without_heun_or_below_zero_is_refused_before_the_run(capsys, no_run):
+    assert main(TINY + ["--noise", "0.5"]) == 2
+    assert "--noise needs --method heun" in capsys.readouterr().err
+    assert main(TINY + ["--method", "heun", "--noise", "-1"]) == 2
+    assert "--noise must be >= 0" in capsys.readouterr().err
+
+
+def test_a_noisy_run_is_saved_with_its_noise_and_seed(tmp_path):
+    path = tmp_path / "noisy.npz"
+    assert main(TINY + ["--method", "heun", "--noise", "0.5", "--seed", "3", "--out",
+                        str(path)]) == 0
+    traj = ue.Trajectory.load(path)
+    assert (traj.method, traj.noise, traj.seed) == ("heun", 0.5, 3)
+
+
 def test_max_steps_reaches_simulate(capsys, monkeypatch):
     seen = {}
 

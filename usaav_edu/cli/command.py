@@ -158,7 +158,11 @@ def _run_flags(parser, every=""):
     frames, the step cap, the summation and the cluster tolerance (and the old spellings)."""
     parser.add_argument("--t-max", type=float, default=None,
                         help=f"final time{every}, > 0 (default 20)")
-    parser.add_argument("--method", choices=("rk4", "dopri5"), default="rk4")
+    parser.add_argument("--method", choices=("rk4", "dopri5", "heun"), default="rk4",
+                        help="rk4 (default), dopri5 (adaptive) or heun (with --noise)")
+    parser.add_argument("--noise", type=float, default=None,
+                        help=f"noise amplitude{every}, >= 0, with --method heun (default 0; the "
+                             f"Brownian motions are seeded by --seed)")
     parser.add_argument("--dt", type=float, default=None, help="RK4 step, > 0 (default: from beta)")
     parser.add_argument("--rtol", type=float, default=None,
                         help="dopri5 relative tolerance, > 0 (default 1e-8)")
@@ -196,6 +200,10 @@ def _run_options(a):
         if a.method != "dopri5":
             raise ValueError(f"--{flag} applies to --method dopri5 only (the method is {a.method})")
         options[flag] = v.real_scalar(f"--{flag}", value, minimum=0.0, strict=True)
+    if a.noise is not None:
+        options["noise"] = v.real_scalar("--noise", a.noise, minimum=0.0)
+        if options["noise"] > 0.0 and a.method != "heun":
+            raise ValueError(f"--noise needs --method heun (the method is {a.method})")
     options["summation"] = v.choice("--summation", a.summation, SUMMATIONS)
     if a.summation_tol is not None:
         options["summation_tol"] = _summation_tol(a)
@@ -373,7 +381,8 @@ def check_work(n, d, n_frames, n_prompts=None):
 
 FLAG_OF = {"t_max": "--t-max", "max_steps": "--max-steps", "n_frames": "--n-frames", "dt": "--dt",
            "rtol": "--rtol", "atol": "--atol", "summation_tol": "--summation-tol", "summation": "--summation",
-           "method='dopri5'": "--method dopri5", "beta": "--beta", "omega": "--omega",
+           "method='dopri5'": "--method dopri5", "method='heun'": "--method heun",
+           "noise": "--noise", "beta": "--beta", "omega": "--omega",
            "lam": "--lam", "n_prompts": "--prompts", "d": "--d", "n": "--n"}
 """The flag behind each keyword of ``experiments.setup`` and ``simulate`` that a message may name."""
 _SHORT_NAMES = ("d", "n")  # named only at the start of a message ("d must be ...")
@@ -497,9 +506,9 @@ def check_bench(n_values, repeats, fast_n):
 
 # ---------------------------------------------------------------------------------------- sweep
 # the setup keywords a --grid or --set may name, and which of them are integers
-SWEEP_KEYS = ("n", "d", "beta", "omega", "n_prompts", "lam", "seed")
-SWEEP_INTEGERS = ("n", "d", "n_prompts", "seed")
-SWEEP_MINIMUM = {"n": 1, "d": 2, "n_prompts": 1, "seed": 0}
+SWEEP_KEYS = ("n", "d", "beta", "omega", "n_prompts", "lam", "seed", "qkv_seed", "noise")
+SWEEP_INTEGERS = ("n", "d", "n_prompts", "seed", "qkv_seed")
+SWEEP_MINIMUM = {"n": 1, "d": 2, "n_prompts": 1, "seed": 0, "qkv_seed": 0}
 """The least value of each integer key of ``--grid`` and ``--set``."""
 SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
 SUMMARY_ROWS = 40
@@ -650,13 +659,17 @@ def sweep_settings(a):
             raise ValueError(f"--set {key}: the key is given twice (or is also a --grid key)")
         fixed[key] = _sweep_value("--set", key, value)
     e = experiments.get(a.experiment)
-    reads = {"n", "d", "seed", *e.parameters}
+    reads = {"n", "d", "seed", "noise", *e.parameters}
     for flag, keys in (("--grid", grid), ("--set", fixed)):
         for key in keys:
             if key not in reads:
                 raise ValueError(f"{flag} {key}: the {e.name} experiment does not read {key} (it "
                                  f"reads {', '.join(sorted(reads))})")
     keywords = {**_run_options(a), "fixed": fixed}
+    if "noise" in keywords:  # a run keyword of every point (usaav_edu.sweep.run.RUN_KEYWORDS)
+        if "noise" in grid or "noise" in fixed:
+            raise ValueError("--noise and --grid/--set noise both give noise; give it once")
+        fixed["noise"] = keywords.pop("noise")
     for flag, key in (("n", "n"), ("d", "d")):
         value = getattr(a, flag)
         if value is not None:
