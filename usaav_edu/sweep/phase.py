@@ -18,6 +18,7 @@ parameters, a statistic of the final state in each.
 
 import numpy as np
 
+from ..dynamics.fastsum.expansions import scaled_bessel_i
 from .run import sweep
 
 __all__ = ["order_parameter", "critical_noise", "noise_phase_diagram"]
@@ -41,12 +42,13 @@ def critical_noise(beta):
     -------
     float
     """
-    from scipy.special import iv
-
     beta = float(beta)
-    if not np.isfinite(beta) or beta < 0.0:
-        raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
-    return 1.0 if beta == 0.0 else float(np.sqrt(2.0 * iv(1, beta) / beta))
+    if not np.isfinite(beta) or beta < 0.0 or beta > 700.0:
+        raise ValueError(f"beta must be a finite number in [0, 700], got {beta!r}")
+    if beta == 0.0:
+        return 1.0
+    i1 = float(scaled_bessel_i(2, beta)[1]) * np.exp(beta)  # I_1(beta)
+    return float(np.sqrt(2.0 * i1 / beta))
 
 
 def noise_phase_diagram(betas, noises, *, seeds=range(4), experiment="usa", n=64, d=2,
