@@ -30,6 +30,7 @@ PERTURBED = {
     "ch07_spectral": "n, beta, lam, seed = 48, 1.5, 0.5, 2",
     "ch08_experiments": "params = dict(d=3, beta=1.5, omega=1.0, n_prompts=3, seed=2)",
     "ch09_meanfield": "beta, t_end, seed = 1.5, 0.8, 1",
+    "ch10_beyond": "beta, n, seed = 12.0, 200, 1",
 }
 
 # a number as a check's message prints it: 1.2e-07, 0.25, 3, 45.0%

@@ -550,7 +550,7 @@ def test_chapter_1_answers_are_in_a_tagged_cell():
 
 PARTS = {"problems_part1.md": ("ch01", "ch02", "ch03"),
          "problems_part2.md": ("ch04", "ch05", "ch06", "ch07", "ch08"),
-         "problems_part3.md": ("ch09",)}
+         "problems_part3.md": ("ch09", "ch10")}
 LABEL = re.compile(r"```+\{exercise\}[^\n]*\n(?:\s*:[\w-]+:.*\n)*?\s*:label:\s*(\S+)")
 
 

@@ -140,6 +140,30 @@ def test_ledger_covers_chapter_nine():
     assert "chapter 9" in observed, observed
 
 
+def test_ledger_covers_chapter_ten():
+    ledger = flat(section(page("book/intro.md"), "## What is proved, what is cited, what is observed"))
+    proved = ledger[ledger.index("**Proved on the page**"):ledger.index("**Cited and used")]
+    cited = ledger[ledger.index("**Cited and used"):ledger.index("**Observed**")]
+    observed = ledger[ledger.index("**Observed**"):]
+    assert "(chapter 10)" in proved, proved
+    assert "chapter 10" in cited and "karagodin2024clustering" in cited, cited
+    assert "chapter 10" in observed, observed
+
+
+def test_chapter_ten_proves_what_its_ledger_calls_proved():
+    """Every proposition of chapter 10 has a proof and is listed as proved in the chapter's own
+    ledger; the cited collapse under a causal mask is a remark, not a theorem."""
+    text = markdown("ch10_beyond.ipynb")
+    ledger = flat(section(text, "## What is proved, cited and observed in this chapter"))
+    proved = ledger[ledger.index("**Proved**"):ledger.index("**Cited**")]
+    for label in ("ch10-prop-rates", "ch10-prop-first", "ch10-prop-poles", "ch10-prop-preln"):
+        at = text.index(f":label: {label}")
+        assert "{prf:proof}" in text[at:at + 4000].split("{prf:proposition}")[0], label
+        assert label in proved, (label, proved)
+    assert "{prf:theorem}" not in text
+    assert "{prf:remark} Collapse onto the first token (cited)\n:label: ch10-rem-causal" in text
+
+
 def test_table_of_results_has_the_mean_field_formulation():
     rows = [r for r in page(RESULTS).splitlines() if "ch09_meanfield" in r]
     assert len(rows) == 1, rows

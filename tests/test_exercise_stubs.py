@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
-CHAPTERS = sorted(BOOK.glob("ch0*.ipynb"))
+CHAPTERS = sorted(BOOK.glob("ch[0-9][0-9]_*.ipynb"))
 PRELUDE = "import numpy as np\nimport usaav_edu as ue\n"
 
 

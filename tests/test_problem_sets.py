@@ -63,7 +63,7 @@ def chapter_solutions(chapter: str) -> list[str]:
 
 def test_the_parts_cover_the_nine_chapters_once():
     chapters = [c for _, cs in PARTS for c in cs]
-    assert chapters == sorted(p.stem for p in BOOK.glob("ch0*.ipynb"))
+    assert chapters == sorted(p.stem for p in BOOK.glob("ch[0-9][0-9]_*.ipynb"))
 
 
 @pytest.mark.parametrize("page,chapters", PARTS, ids=IDS)
@@ -169,7 +169,7 @@ def test_the_leak_check_catches_a_key_left_in(tmp_path):
 def copy_of_the_book(tmp_path: Path) -> Path:
     root = tmp_path / "root"
     (root / "book" / "seminar").mkdir(parents=True)
-    for p in BOOK.glob("ch0*.ipynb"):
+    for p in BOOK.glob("ch[0-9][0-9]_*.ipynb"):
         shutil.copy(p, root / "book")
     for p in (BOOK / "seminar").glob("problem*"):
         shutil.copy(p, root / "book" / "seminar")
@@ -229,7 +229,7 @@ def test_a_statement_keeps_its_references_and_defines_no_label():
 
 
 def test_the_pages_define_no_label_of_a_chapter():
-    chapter_labels = {label for p in BOOK.glob("ch0*.ipynb") for label in editions.page_labels(p)}
+    chapter_labels = {label for p in BOOK.glob("ch[0-9][0-9]_*.ipynb") for label in editions.page_labels(p)}
     for page, _ in PARTS:
         path = BOOK / "seminar" / page
         assert not set(editions.page_labels(path)) & chapter_labels, page

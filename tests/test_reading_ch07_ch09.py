@@ -1,4 +1,4 @@
-"""Chapters 7 to 9, the large-n page and the widgets page read picture first, with code folded.
+"""Chapters 7 to 10, the large-n page and the widgets page read picture first, with code folded.
 
 Checked on the sources (the notebooks are saved without outputs):
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
-CHAPTERS = ["ch07_spectral", "ch08_experiments", "ch09_meanfield"]
+CHAPTERS = ["ch07_spectral", "ch08_experiments", "ch09_meanfield", "ch10_beyond"]
 PAGES = CHAPTERS + ["large_n", "widgets"]
 FOLDED = {"hide-input", "remove-input", "remove-cell", "exercise-stub", "exercise-check"}
 MAX_SHOWN = 60

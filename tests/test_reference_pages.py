@@ -36,7 +36,7 @@ def test_results_page_lists_every_labelled_result():
     text = (REFERENCE / "results.md").read_text(encoding="utf-8")
     linked = re.findall(r"\{prf:ref\}`([^`]+)`", text)
     labels = []
-    for path in sorted(BOOK.glob("ch0*.ipynb")):
+    for path in sorted(BOOK.glob("ch[0-9][0-9]_*.ipynb")):
         source = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"]
                          if c["cell_type"] == "markdown")
         labels += re.findall(r"\{prf:(?:theorem|proposition|lemma|corollary|definition)\}[^\n]*\n"
@@ -127,7 +127,7 @@ def test_duplicate_labels_are_an_error(tmp_path):
 def test_check_fails_when_the_page_is_stale(tmp_path, capsys):
     book = tmp_path / "book"
     book.mkdir()
-    for path in sorted(BOOK.glob("ch0*.ipynb"))[:2]:
+    for path in sorted(BOOK.glob("ch[0-9][0-9]_*.ipynb"))[:2]:
         shutil.copy(path, book / path.name)
     assert results_index.main(["--book", str(book)]) == 0
     assert results_index.main(["--book", str(book), "--check"]) == 0
@@ -257,7 +257,7 @@ def test_glossary_defines_the_book_terms_with_their_chapter():
     assert set(GLOSSARY_TERMS) <= set(entries), \
         f"terms missing from the glossary: {sorted(set(GLOSSARY_TERMS) - set(entries))}"
     for term, definition in entries.items():
-        chapters = re.findall(r"\{doc\}`\.\./(ch0\d_\w+)`", definition)
+        chapters = re.findall(r"\{doc\}`\.\./(ch\d\d_\w+)`", definition)
         assert chapters, f"glossary term {term!r} names no chapter ({{doc}} link)"
         for chapter in chapters:
             assert (BOOK / f"{chapter}.ipynb").is_file(), f"{term!r} links to a missing {chapter}"

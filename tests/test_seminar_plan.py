@@ -17,7 +17,7 @@ from tools import seminar_plan as sp
 
 ROOT = Path(__file__).resolve().parents[1]
 
-WORDS = {"eight": 8, "nine": 9, "ten": 10}
+WORDS = {"eight": 8, "nine": 9, "ten": 10, "eleven": 11}
 
 
 @pytest.fixture(scope="module")
@@ -52,10 +52,10 @@ def broken(plan, change):
 # ------------------------------------------------------------------------------- the plan
 
 
-def test_plan_has_nine_sessions_and_an_optional_tenth(plan):
+def test_plan_has_ten_sessions_and_an_optional_eleventh(plan):
     numbers = [s["number"] for s in plan["sessions"]]
-    assert numbers == list(range(1, 11))
-    assert [s["number"] for s in sp.regular(plan)] == list(range(1, 10))
+    assert numbers == list(range(1, 12))
+    assert [s["number"] for s in sp.regular(plan)] == list(range(1, 11))
     assert plan["sessions"][-1]["optional"] is True
 
 
@@ -110,7 +110,7 @@ def test_sessions_are_weekly_from_the_start_date_of_the_config(plan, conf):
     dates = [day for _, day in sp.session_dates(plan, conf)]
     assert dates[0] == start
     assert dates == [start + dt.timedelta(weeks=raw["weeks_between"] * k) for k in range(len(dates))]
-    assert len(dates) == (10 if raw["talks"] else 9)
+    assert len(dates) == (11 if raw["talks"] else 10)
 
 
 def test_a_skipped_date_moves_the_later_sessions(plan):
@@ -143,7 +143,7 @@ def events(data: bytes):
 def test_calendar_has_one_event_per_session_at_its_date_and_time(plan, conf):
     got = events(sp.calendar(plan, conf))
     dated = sp.session_dates(plan, conf)
-    assert len(got) == len(dated) == 10
+    assert len(got) == len(dated) == 11
     for event, (s, day) in zip(got, dated, strict=True):
         start, end = event.decoded("dtstart"), event.decoded("dtend")
         assert start.date() == day and start.time() == conf["time"]
@@ -155,10 +155,10 @@ def test_calendar_has_one_event_per_session_at_its_date_and_time(plan, conf):
             assert f"Reading: {s['reading']} (about {s['reading_minutes']} minutes)" in str(event["description"])
 
 
-def test_calendar_without_talks_has_nine_events_in_another_zone(plan):
+def test_calendar_without_talks_has_ten_events_in_another_zone(plan):
     conf = settings_with(talks=False, time_zone="America/New_York", time="09:30")
     got = events(sp.calendar(plan, conf))
-    assert len(got) == 9
+    assert len(got) == 10
     first = got[0].decoded("dtstart")
     assert first.utcoffset() == dt.timedelta(hours=-5) and first.hour == 9 and first.minute == 30
     assert "TZID:America/New_York" in sp.calendar(plan, conf).decode()
@@ -284,7 +284,7 @@ def disagreements(root: Path, plan: dict) -> list[str]:
     if column is None:
         out.append("Before you start: no column with the seminar's study times")
     else:
-        for cells in table_rows(times, r"(\d\. )?\{doc\}`[^`]+`"):
+        for cells in table_rows(times, r"(\d+\. )?\{doc\}`[^`]+`"):
             page = _link_target(r"`([^`]+)`", cells[0])
             want = chapters[page]["reading_minutes"] if page in chapters else (
                 plan["widgets_page"]["reading_minutes"] if page == plan["widgets_page"]["page"] else None)
@@ -299,12 +299,12 @@ def disagreements(root: Path, plan: dict) -> list[str]:
     headings = [int(k) for k in re.findall(r"^## Session (\d+)", guide, re.M)]
     if headings != [s["number"] for s in plan["sessions"]]:
         out.append(f"guide: sessions {headings}")
-    for cells in table_rows(section(guide, "### Reading load"), r"\d, \{doc\}`[^`]+`"):
+    for cells in table_rows(section(guide, "### Reading load"), r"\d+, \{doc\}`[^`]+`"):
         page = _link_target(r"`\.\./([^`]+)`", cells[0])
         c = chapters[page]
         if [int(x) for x in cells[1:4]] != [c["words"], c["code_cells"], c["reading_minutes"]]:
             out.append(f"guide: reading load of {page} {cells[1:4]}")
-    loads = {int(r[0]): [int(x) for x in r[1:4]] for r in table_rows(section(guide, "### Reading load"), r"\d")}
+    loads = {int(r[0]): [int(x) for x in r[1:4]] for r in table_rows(section(guide, "### Reading load"), r"\d+")}
     for s in sp.regular(plan):
         if loads.get(s["number"]) != [s["reading_words"], s["reading_code_cells"], s["reading_minutes"]]:
             out.append(f"guide: reading load of session {s['number']} {loads.get(s['number'])}")
@@ -365,4 +365,4 @@ def test_book_build_fills_the_pages_and_writes_the_calendar_from_its_config(tmp_
     assert "| 1 | Mon 01 Mar 2027 |" in source[0] and "| 1 | Mon 15 Feb 2027 |" not in source[0]
     sp._on_build_finished(app, None)
     got = events((tmp_path / "html" / sp.ICS_PATH).read_bytes())
-    assert got[0].decoded("dtstart").date() == dt.date(2027, 3, 1) and len(got) == 10
+    assert got[0].decoded("dtstart").date() == dt.date(2027, 3, 1) and len(got) == 11

@@ -1,7 +1,7 @@
 """Write the book's index of results, book/reference/results.md, from the chapter notebooks.
 
 Every ``prf:theorem``, ``prf:proposition``, ``prf:lemma``, ``prf:corollary`` and ``prf:definition``
-block of the chapters (``book/ch0*.ipynb``, in file order) becomes one row of a table under its
+block of the chapters (``book/ch[0-9][0-9]_*.ipynb``, in file order) becomes one row of a table under its
 chapter's title: a ``{prf:ref}`` link to the block (which the book renders with its number) and the
 block's title.  The page is generated, never edited by hand:
 
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 OUTPUT = BOOK / "reference" / "results.md"
-CHAPTERS = "ch0*.ipynb"
+CHAPTERS = "ch[0-9][0-9]_*.ipynb"
 KINDS = ("theorem", "proposition", "lemma", "corollary", "definition")
 PLURALS = {"theorem": "theorems", "proposition": "propositions", "lemma": "lemmas",
            "corollary": "corollaries", "definition": "definitions"}

@@ -81,7 +81,7 @@ def _str(value, where: str, empty: bool = False) -> str:
 
 
 def _labels(value, where: str) -> list[str]:
-    _need(isinstance(value, list) and all(isinstance(x, str) and re.fullmatch(r"ch\d-ex-[a-z0-9-]+", x)
+    _need(isinstance(value, list) and all(isinstance(x, str) and re.fullmatch(r"ch\d+-ex-[a-z0-9-]+", x)
                                           for x in value),
           where, f"expected a list of exercise labels such as ch1-ex-energy, got {value!r}")
     return value
