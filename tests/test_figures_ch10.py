@@ -76,3 +76,17 @@ def test_layer_norms_draws_both_placements_and_the_slope():
     x, y = slope.get_xdata(), slope.get_ydata()
     assert np.allclose(np.diff(np.log(y)) / np.diff(np.log(x)), -2.0)
     assert "$n = 8$" in fig._suptitle.get_text()
+
+
+def test_noisy_kuramoto_draws_the_curve_and_both_kinds_of_points():
+    theory = {0.5: 0.9, 1.2: 0.0}
+    particles = {0.5: 0.88, 1.2: 0.1}
+    density = {0.5: 0.9, 1.2: 1e-8}
+    fig = figs.noisy_kuramoto(theory, particles, density, lambda s: max(0.0, 1.0 - s))
+    ax = fig.axes[0]
+    curve, dots, crosses = ax.lines[:3]
+    assert np.allclose(curve.get_ydata(), np.maximum(0.0, 1.0 - curve.get_xdata()))
+    assert list(dots.get_xdata()) == [0.5, 1.2] and list(dots.get_ydata()) == [0.88, 0.1]
+    assert list(crosses.get_ydata()) == [0.9, 1e-8]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "self-consistency", "512 particles", "density solver"]

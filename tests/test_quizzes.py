@@ -31,11 +31,12 @@ import pytest
 import usaav_edu as ue
 from tools import editions, quiz_qti
 from usaav_edu import quizzes
+from usaav_edu.sweep import phase
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 
-SESSIONS = list(range(1, 10))
+SESSIONS = list(range(1, 11))
 #: a numeric answer's range: at most this relative width around its value (absolute at 0)
 TOLERANCE = 0.02
 
@@ -72,7 +73,7 @@ def test_every_session_has_four_to_six_questions_of_both_kinds(session):
     assert all(len(q["question"].split()) >= 5 for q in qs)
 
 
-def test_the_bank_has_exactly_the_nine_sessions():
+def test_the_bank_has_exactly_the_ten_sessions():
     files = sorted(p.name for p in (ROOT / "usaav_edu" / "quizzes").glob("*.json"))
     assert files == [f"session{k:02d}.json" for k in SESSIONS]
     assert list(quizzes.SESSIONS) == SESSIONS
@@ -190,6 +191,15 @@ def _cauchy_energy():
     return float(ue.meanfield.energy(model, run.f[-1]))
 
 
+def _most_unstable_mode(beta):
+    """The k maximizing the SA growth rate k^2 I_k(beta) / (beta I_0(beta)) (the package's I_k)."""
+    from usaav_edu.dynamics.fastsum.expansions import scaled_bessel_i
+
+    scaled = scaled_bessel_i(40, beta)  # e^-beta I_k(beta), k = 0 .. 39
+    k = np.arange(1, 40)
+    return int(k[np.argmax(k ** 2 * scaled[1:] / scaled[0])])
+
+
 #: question id -> the package's value of its answer
 PACKAGE_VALUES = {
     "s01-energy-bound": lambda: ue.energy_bound(ue.models.usa(1.0), None, 16),
@@ -207,6 +217,8 @@ PACKAGE_VALUES = {
     "s08-bound": lambda: _bound_of_the_four_systems(1.5),
     "s09-quantile-w1": _quantile_w1,
     "s09-cauchy-energy": _cauchy_energy,
+    "s10-kstar": lambda: _most_unstable_mode(16.0),
+    "s10-critical-noise": lambda: phase.critical_noise(1.0),
 }
 NUMERIC = [(s, q) for s, q in all_questions() if q["type"] == "numeric"]
 
@@ -235,7 +247,7 @@ def test_the_questions_hold_no_tex_links_or_addresses():
 
 
 def _chapter(session):
-    return next(BOOK.glob(f"ch0{session}_*.ipynb"))
+    return next(BOOK.glob(f"ch{session:02d}_*.ipynb"))
 
 
 @pytest.mark.parametrize("session", SESSIONS)
@@ -256,12 +268,12 @@ def test_no_quiz_gives_a_solution_away(session):
 
 
 # ------------------------------------------------------------------- show() and the HTML
-@pytest.mark.parametrize("bad,error", [(0, ValueError), (10, ValueError), (-1, ValueError),
+@pytest.mark.parametrize("bad,error", [(0, ValueError), (11, ValueError), (-1, ValueError),
                                        ("1", TypeError), (1.0, TypeError), (True, TypeError),
                                        (None, TypeError)])
 def test_show_names_the_session_it_refuses(bad, error):
     for call in (quizzes.show, quizzes.Quiz, quizzes.load, quizzes.render):
-        with pytest.raises(error, match=r"session must be an integer from 1 to 9"):
+        with pytest.raises(error, match=r"session must be an integer from 1 to 10"):
             call(bad)
 
 
@@ -318,7 +330,7 @@ def test_each_chapter_ends_with_its_quiz_before_the_references(session):
     cells = json.loads(_chapter(session).read_text(encoding="utf-8"))["cells"]
     text = ["".join(c["source"]) for c in cells]
     k = next(i for i, c in enumerate(cells) if c["cell_type"] == "code"
-             and re.fullmatch(r"ue\.quizzes\.(Quiz|show)\((\d)\)", text[i].strip()))
+             and re.fullmatch(r"ue\.quizzes\.(Quiz|show)\((\d+)\)", text[i].strip()))
     assert text[k].strip().endswith(f"({session})"), f"chapter {session} shows {text[k]}"
     assert "remove-input" in cells[k]["metadata"].get("tags", [])
     assert cells[k]["outputs"] == [] and cells[k]["execution_count"] is None

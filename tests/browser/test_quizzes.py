@@ -4,7 +4,7 @@
   ``.usaav-quiz`` container per question of the bank; clicking a choice shows that choice's
   feedback, marked right or wrong as the bank says; a number inside the correct range, typed and
   entered, is marked right, one outside it wrong.
-* The built book: at least nine pages carry a quiz, and on each chapter page the quiz of its
+* The built book: at least ten pages carry a quiz, and on each chapter page the quiz of its
   session is there, built by the page's own script, and reacts to a click, with no request
   leaving file:// and no uncaught error.
 * JupyterLab (started as ``make lab`` starts it, on a scratch folder with a one-cell notebook):
@@ -25,7 +25,7 @@ from usaav_edu import quizzes
 from .pages import ROOT, SITE, site_pages, wait_for
 from .test_lab import lab_server
 
-SESSIONS = list(range(1, 10))
+SESSIONS = list(range(1, 11))
 EXPORT = ('<!DOCTYPE html><html><head><meta charset="utf-8"><title>quiz</title></head>'
           "<body>{}</body></html>")
 
@@ -89,15 +89,15 @@ def quiz_pages():
             if "usaav-quiz" in p.read_text(encoding="utf-8", errors="replace")]
 
 
-def test_at_least_nine_pages_of_the_book_carry_a_quiz():
+def test_at_least_ten_pages_of_the_book_carry_a_quiz():
     if not SITE.is_dir():
         pytest.skip(f"{SITE} is missing: build the book first (make book)")
     pages = quiz_pages()
-    assert len(pages) >= 9, f"quizzes on {len(pages)} pages: {[p.name for p in pages]}"
+    assert len(pages) >= 10, f"quizzes on {len(pages)} pages: {[p.name for p in pages]}"
 
 
 def chapter_page(session):
-    found = sorted((SITE / "book").glob(f"ch0{session}_*.html"))
+    found = sorted((SITE / "book").glob(f"ch{session:02d}_*.html"))
     if not found:
         pytest.skip(f"no page of chapter {session} under {SITE}: build the book first (make book)")
     return found[0]

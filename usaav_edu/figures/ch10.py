@@ -139,3 +139,34 @@ def layer_norms(t, gaps: dict, *, beta: float, n: int):
     fig.suptitle(rf"USA, equiangular start, $n = {n}$, $\beta = {beta:g}$", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def noisy_kuramoto(r_theory, r_particles, r_density, r_of_sigma):
+    """The order parameter against the noise: self-consistency, particles and density.
+
+    Parameters
+    ----------
+    r_theory, r_particles, r_density : dict
+        ``sigma -> r`` of the self-consistency equation, of the particles and of the density.
+    r_of_sigma : callable
+        ``sigma -> r``, the root of the self-consistency equation, drawn as a curve.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    grid = np.linspace(0.05, 1.4, 200)
+    ax.plot(grid, [r_of_sigma(s) for s in grid], color="0.3", lw=1.5,
+            label="self-consistency")
+    s = sorted(r_particles)
+    ax.plot(s, [r_particles[k] for k in s], "o", ms=7, label="512 particles")
+    ax.plot(s, [r_density[k] for k in s], "x", ms=9, mew=2, label="density solver")
+    ax.axvline(1.0, color="0.6", ls=":", lw=1)
+    ax.set_xlabel(r"noise $\sigma$")
+    ax.set_ylabel(r"order parameter $r$")
+    ax.set_title("noisy Kuramoto transition on the circle")
+    ax.legend(frameon=False)
+    fig.tight_layout()
+    return fig

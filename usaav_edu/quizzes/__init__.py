@@ -33,7 +33,7 @@ from importlib import resources
 from .._validate import require_extra
 
 #: the sessions that have a quiz (session k reads chapter k)
-SESSIONS = tuple(range(1, 10))
+SESSIONS = tuple(range(1, 11))
 #: the class of every question's container
 QUESTION_CLASS = "usaav-quiz"
 
@@ -67,7 +67,7 @@ COLOURS = {
 
 
 def _check_session(session) -> int:
-    """``session`` if it is a session with a quiz (an int from 1 to 9); TypeError or
+    """``session`` if it is a session with a quiz (an int from 1 to 10); TypeError or
     ValueError, naming the argument, otherwise."""
     if isinstance(session, bool) or not isinstance(session, int):
         raise TypeError(f"session must be an integer from {SESSIONS[0]} to {SESSIONS[-1]} "
@@ -145,7 +145,7 @@ class Quiz:
 
 
 def show(session: int) -> Quiz:
-    """Session ``session``'s quiz (1 to 9, on chapter ``session``), shown by the notebook as the
+    """Session ``session``'s quiz (1 to 10, on chapter ``session``), shown by the notebook as the
     value of the cell: ``ue.quizzes.show(3)`` as a cell's last line.
 
     Click an answer, or type a number and press Enter: the feedback says whether it is right and
