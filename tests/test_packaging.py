@@ -776,9 +776,9 @@ def test_a_downloaded_chapter_runs_top_to_bottom_in_the_fresh_environment(fresh_
 
 def test_chapter_numbers_follow_the_numbered_parts_of_the_toc():
     numbers = setup_cell.chapter_numbers(ROOT / "_toc.yml")
-    assert numbers == {f"ch0{k}_{name}": k for k, name in enumerate(
+    assert numbers == {f"ch{k:02d}_{name}": k for k, name in enumerate(
         ["particles", "metastability", "conditional_dirac", "rope", "generalized_rope",
-         "prefix_gauges", "spectral", "experiments", "meanfield"], start=1)}
+         "prefix_gauges", "spectral", "experiments", "meanfield", "beyond"], start=1)}
 
 
 def test_every_chapter_gives_jupyterlab_its_number_and_no_other_page_does():
