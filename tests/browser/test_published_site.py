@@ -143,7 +143,7 @@ def test_every_sessions_quiz_is_in_the_site_as_a_qti_package():
     import zipfile
 
     packages = sorted((SITE / "qti").glob("session*.zip"))
-    assert len(packages) == 9, packages
+    assert len(packages) == 10, packages
     for package in packages:
         with zipfile.ZipFile(package) as z:
             assert z.testzip() is None

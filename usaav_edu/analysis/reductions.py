@@ -106,7 +106,8 @@ def equiangular_radius_rate(r, n, beta, normalization="usa"):
     .. math::
 
         \dot R = \langle \theta_i, A_i \rangle
-        = \frac{e^\beta + (n - 1)\, r\, e^{\beta r}}{N}, \qquad
+        = \frac{e^\beta + (n - 1)\, r\, e^{\beta r}}{N},
+
         N = n \text{ (USA) or } e^\beta + (n - 1)\, e^{\beta r} \text{ (SA)}.
 
     It is ``>= 0`` on ``[-1/(n-1), 1]`` (for ``r < 0``, ``(n-1) |r| e^{beta r} <= 1 <=

@@ -818,8 +818,8 @@ def simulate(model, x0, xi=None, t_max=20.0, dt=None, method="rk4", *, n_frames=
     The energy rises to its maximum ``e / 2``: the tokens have collapsed to one point.
     With noise (the seed recorded, so that the run can be repeated bit for bit):
 
-    >>> noisy = ue.simulate(model, x0, t_max=1.0, n_frames=2, method="heun", noise=0.5,
-    ...                     seed=1)
+    >>> noisy = ue.simulate(model, x0, t_max=1.0, n_frames=2,
+    ...                     method="heun", noise=0.5, seed=1)
     >>> noisy.method, noisy.noise, noisy.seed
     ('heun', 0.5, 1)
     """
