@@ -109,6 +109,8 @@ from ..dynamics.integrate import METHODS as _STEPPERS
 from ..dynamics.integrate.loop import Status
 from ..errors import IntegrationError, UnresolvedError
 from ..models.model import Model, require_model
+from .harmonics import analysis as _sphere_analysis
+from .sphere import SphereOperator, check_densities, check_grid, rotations, sphere_model, sphere_tail
 
 __all__ = [
     "solve", "DensityTrajectory", "Status", "grid", "energy", "velocity",
@@ -346,6 +348,19 @@ class _Operator:
         self.shift = (np.ones((1, self.N), dtype=complex) if xi is None
                       else np.exp(-1j * np.outer(omega * xi, self.k)))
         self.bad = None  # why the last velocity that was not finite was not (see rhs)
+        self.degree = self.N - 1  # the fastest mode, for the stability bound
+
+    modes = "Fourier modes"
+
+    @staticmethod
+    def tail(c):
+        """The resolution monitor: the top third of the modes' share of the L2 norm."""
+        return _tail(c)
+
+    @staticmethod
+    def mass(c):
+        """``c_0``: the mass of the density with coefficients ``c``."""
+        return c[..., 0].real
 
     # state <-> grid
     def coefficients(self, f):
@@ -462,18 +477,22 @@ class DensityTrajectory:
     ----------
     t : ndarray
         ``(F,)`` frame times from 0 (fewer than ``n_frames`` if the run stopped unresolved).
-    theta : ndarray
-        ``(m,)`` the grid ``2 pi k / m``.
+    theta : ndarray or None
+        ``(m,)`` the grid ``2 pi k / m`` on the circle; None on the sphere (see ``grid``).
     f : ndarray
         ``(F, m)`` densities, or ``(F, L, m)`` conditional densities for a model with labels,
-        in content angles.
+        in content angles (on the sphere: values at the ``m = M`` points of ``grid``, in
+        content coordinates).
     coefficients : ndarray
         ``(F, m/2)`` or ``(F, L, m/2)`` complex Fourier coefficients
-        ``c_k = int f e^{-i k theta} dtheta`` of ``f``, ``k = 0 .. m/2 - 1``.
+        ``c_k = int f e^{-i k theta} dtheta`` of ``f``, ``k = 0 .. m/2 - 1``; on the sphere
+        the ``(lmax + 1) (lmax + 2) / 2`` coefficients ``f_lm`` (``m >= 0``) of the orthonormal
+        harmonics (:mod:`usaav_edu.meanfield.harmonics`).
     energy : ndarray
         ``(F,)`` the energy ``E[f]`` (of the mixture, for labels).
     mass : ndarray
-        ``(F,)`` or ``(F, L)``: ``c_0``, which the solver never changes.
+        ``(F,)`` or ``(F, L)``: ``c_0`` (on the sphere ``sqrt(4 pi) Re f_00``), which the
+        solver never changes.
     min_density : ndarray
         ``(F,)`` the least grid value of ``f`` (over the labels): the positivity monitor.
     tail : ndarray
@@ -493,11 +512,15 @@ class DensityTrajectory:
     steps_accepted, steps_rejected, n_rhs : int
         Dormand-Prince's statistics (``n_rhs`` counts evaluations of the right-hand side).
     noise : float
-        The noise of the run: the diffusion ``(noise^2 / 2) d^2 f / d theta^2`` (0: none).
+        The noise of the run: the diffusion ``(noise^2 / 2) d^2 f / d theta^2`` (0: none), or
+        ``(noise^2 / 2)`` times the Laplacian on the sphere.
+    grid : SphereGrid or None
+        The grid of a run on the sphere (:func:`usaav_edu.meanfield.sphere_grid`); None on the
+        circle.
     """
 
     t: np.ndarray
-    theta: np.ndarray
+    theta: np.ndarray | None
     f: np.ndarray
     coefficients: np.ndarray = field(repr=False)
     energy: np.ndarray
@@ -516,11 +539,17 @@ class DensityTrajectory:
     steps_rejected: int = 0
     n_rhs: int = 0
     noise: float = 0.0
+    grid: object = None
 
     @property
     def m(self):
         """The number of grid points."""
-        return self.theta.size
+        return self.f.shape[-1]
+
+    @property
+    def on_sphere(self):
+        """True for a run on the sphere (``grid`` a SphereGrid), False on the circle."""
+        return self.grid is not None
 
     @property
     def labelled(self):
@@ -550,6 +579,12 @@ class DensityTrajectory:
         """
         if not self.labelled:
             return self.f
+        if self.grid is not None:
+            rot = rotations(self.model, self.xi)
+            if rot is None:
+                return self.f
+            op = SphereOperator(self.model, self.grid, self.xi, np.eye(self.xi.size), rot)
+            return op.values(op.gauge(self.coefficients))
         _, omega = _circle_model(self.model)
         k = np.arange(self.coefficients.shape[-1])
         g = self.coefficients * np.exp(-1j * np.outer(omega * self.xi, k))[None]
@@ -637,7 +672,7 @@ class _DensityField:
         """The largest stable step at the last velocity (see ``STABILITY`` and
         ``DIFFUSION_STABILITY``)."""
         op = self.op
-        rate = (op.N - 1) * op.speed / STABILITY + op.heat_rate / DIFFUSION_STABILITY
+        rate = op.degree * op.speed / STABILITY + op.heat_rate / DIFFUSION_STABILITY
         return 1.0 / max(rate, 1e-300)
 
 
@@ -652,10 +687,10 @@ def _first_step(op, g, f_grid, k1, rtol, atol, dt):
 
 def _unresolved(op, g, f_grid, tail_tol, negative_tol):
     """Why the state ``g`` (grid values ``f_grid``) is not resolved, or None."""
-    tail = _tail(g)
+    tail = op.tail(g)
     low, top = float(np.min(f_grid)), float(np.max(f_grid))
     if not np.isfinite(tail) or tail > tail_tol:
-        return (f"the top third of the Fourier modes carries {tail:.2g} of the norm of "
+        return (f"the top third of the {op.modes} carries {tail:.2g} of the norm of "
                 f"the density (tail_tol = {tail_tol:g})")
     if low < -negative_tol * top:
         return (f"the density has a value {low:.3g} below -negative_tol * max f "
@@ -682,10 +717,18 @@ class _Settings:
     tail_tol: float
     negative_tol: float
     noise: float = 0.0
+    grid: object = None
+    rotations: object = None
 
     @property
     def m(self):
         return self.f0.shape[1]
+
+    def operator(self):
+        """The discrete operator of the run: on the circle, or on the sphere's ``grid``."""
+        if self.grid is None:
+            return _Operator(self.model, self.omega, self.xi, self.a, self.m, self.noise)
+        return SphereOperator(self.model, self.grid, self.xi, self.a, self.rotations, self.noise)
 
     @property
     def t_max(self):
@@ -693,6 +736,8 @@ class _Settings:
 
     @property
     def where(self):
+        if self.grid is not None:
+            return f"model {self.model.name}, lmax = {self.grid.lmax}"
         return f"model {self.model.name}, m = {self.m}"
 
 
@@ -744,13 +789,31 @@ def _check_resolved(f_in, tail_tol):
                          f"{tail_tol:g}); use a finer grid (larger m) or a smoother f0")
 
 
+def _check_resolved_sphere(f_in, grid, tail_tol):
+    """Refuse an initial density on the sphere whose tail is above ``tail_tol``."""
+    c = _sphere_analysis(f_in.reshape(f_in.shape[0], grid.ntheta, grid.nphi), grid.lmax)
+    tail0 = sphere_tail(c, grid.lmax)
+    if tail0 > tail_tol:
+        raise ValueError(f"f0 is not resolved by the grid of lmax = {grid.lmax}: the top third of "
+                         f"its degrees carries {tail0:.2g} of its norm (tail_tol = "
+                         f"{tail_tol:g}); use a finer grid (larger lmax) or a smoother f0")
+
+
 def _settings(model, f0, t_max, xi, rho, n_frames, rtol, atol, max_steps, method, on_failure,
-              on_unresolved, tail_tol, negative_tol, noise=0.0):
+              on_unresolved, tail_tol, negative_tol, noise=0.0, grid=None):
     """Every argument of :func:`solve` checked, before any work (TypeError, ValueError)."""
-    model, omega = _circle_model(model)
+    if grid is None:
+        model, omega = _circle_model(model)
+    else:
+        grid, model, omega = check_grid(grid), sphere_model(model), 0.0
     xi, rho, a = _labels(model, xi, rho)
     _check_normalizer(model, xi, rho, a)
-    f_in = _density("f0", f0, 1 if xi is None else xi.size, xi is not None)
+    n_labels = 1 if xi is None else xi.size
+    if grid is None:
+        f_in = _density("f0", f0, n_labels, xi is not None)
+    else:
+        f_in = check_densities("f0", f0, grid, n_labels, xi is not None, MASS_TOL,
+                               INPUT_NEGATIVE_TOL)
     t_max = v.real_scalar("t_max", t_max, minimum=0.0, strict=True)
     n_frames = v.integer("n_frames", n_frames, minimum=2)
     rtol = v.real_scalar("rtol", rtol, minimum=0.0, strict=True)
@@ -762,28 +825,35 @@ def _settings(model, f0, t_max, xi, rho, n_frames, rtol, atol, max_steps, method
     tail_tol = v.real_scalar("tail_tol", tail_tol, minimum=0.0, strict=True, maximum=1.0)
     negative_tol = v.real_scalar("negative_tol", negative_tol, minimum=0.0)
     noise = v.real_scalar("noise", noise, minimum=0.0)
-    _check_resolved(f_in, tail_tol)
+    if grid is None:
+        _check_resolved(f_in, tail_tol)
+        rot = None
+    else:
+        _check_resolved_sphere(f_in, grid, tail_tol)
+        rot = rotations(model, xi)
     return _Settings(model, omega, xi, rho, a, f_in, _frame_times(t_max, n_frames), rtol, atol,
-                     max_steps, method, on_failure, tail_tol, negative_tol, noise)
+                     max_steps, method, on_failure, tail_tol, negative_tol, noise, grid, rot)
 
 
 def _budget(op, s):
     """Refuse a run estimated beyond ``max_steps``: the step is bounded by stability,
     ``1 / h = (m/2 - 1) max|w| / 0.95 + (noise^2 / 2) (m/2 - 1)^2 / 3.3``."""
-    rate = (op.N - 1) * op.max_speed()
+    rate = op.degree * op.max_speed()
     inverse = rate / STABILITY + op.heat_rate / DIFFUSION_STABILITY
     estimate = (s.times.size - 1) + s.t_max * inverse
     cap = s.max_steps if s.max_steps is not None else 2.0 ** 63
     if estimate > cap:
         heat = ("" if op.noise == 0.0 else
-                f" + (noise^2/2) (m/2 - 1)^2 / 3.3 = {op.heat_rate / DIFFUSION_STABILITY:.3g} "
+                f" + (noise^2/2) K^2 / 3.3 = {op.heat_rate / DIFFUSION_STABILITY:.3g} "
                 f"(the diffusion of noise = {op.noise:g})")
         raise ValueError(
             f"solve would take about {estimate:.2g} Dormand-Prince steps, more than "
             f"max_steps = {s.max_steps}: the stable step is about 1 / h with 1 / h = "
-            f"(m/2 - 1) max|w| / 0.95 = {rate / STABILITY:.3g}{heat}, h = "
-            f"{1.0 / max(inverse, 1e-300):.3g} (m = {s.m}, max|w| <= {op.max_speed():.3g}). "
-            f"Choose a smaller m, t_max, beta or noise, or a larger max_steps (None: no cap).")
+            f"K max|w| / 0.95 = {rate / STABILITY:.3g}{heat}, h = "
+            f"{1.0 / max(inverse, 1e-300):.3g} (K = {op.degree:.4g} the fastest mode; "
+            f"{s.where}, max|w| <= {op.max_speed():.3g}). "
+            f"Choose a coarser grid, a smaller t_max, beta or noise, or a larger max_steps "
+            f"(None: no cap).")
 
 
 class _Plan(NamedTuple):
@@ -801,7 +871,7 @@ class _Plan(NamedTuple):
 def _plan(s):
     """The operator and the stepper of a run, and its first step (the velocity at ``f0``, which
     the first trial step reuses, counts as one evaluation)."""
-    op = _Operator(s.model, s.omega, s.xi, s.a, s.m, s.noise)
+    op = s.operator()
     _budget(op, s)
     g = op.coefficients(s.f0)
     field = _DensityField(op, op.values(g))
@@ -825,7 +895,7 @@ class _Frames:
         self.s, self.op, self.field, self.g = s, plan.op, plan.field, plan.g
         self.gs = [plan.g.copy()]
         self.energies = [plan.op.energy(plan.g, s.rho)]
-        self.tails = [_tail(plan.g)]
+        self.tails = [plan.op.tail(plan.g)]
         self.status, self.message, self.t_bad = Status.COMPLETED, Status.COMPLETED.message, None
 
     def after_step(self, t):
@@ -835,9 +905,11 @@ class _Frames:
         if why is None:
             return False
         self.status, self.t_bad = Status.UNRESOLVED, t
-        self.message = (f"the density sharpened beyond what the grid of m = {s.m} points "
+        grid = f"m = {s.m} points" if s.grid is None else f"lmax = {s.grid.lmax}"
+        finer = "larger m" if s.grid is None else "larger lmax"
+        self.message = (f"the density sharpened beyond what the grid of {grid} "
                         f"resolves (collapse) at t = {t:.4g}: {why}. The frames end at "
-                        f"t = {s.times[len(self.gs) - 1]:.4g}; use a finer grid (larger m) or a "
+                        f"t = {s.times[len(self.gs) - 1]:.4g}; use a finer grid ({finer}) or a "
                         f"shorter t_max.")
         return True
 
@@ -845,7 +917,7 @@ class _Frames:
         """Keep frame ``fr`` and check that the energy did not fall."""
         self.gs.append(g.copy())
         self.energies.append(self.op.energy(g, self.s.rho))
-        self.tails.append(_tail(g))
+        self.tails.append(self.op.tail(g))
         if self.s.noise == 0.0:  # with diffusion E is not monotone (the free energy is)
             _check_energy(self.s.model, self.op, self.energies, self.s.times, fr, self.s.rtol)
 
@@ -874,9 +946,10 @@ def _result(s, plan, frames, run):
     f_out = op.values(cs)
     if s.xi is None:
         cs, f_out = cs[:, 0], f_out[:, 0]
+    theta = TWO_PI * np.arange(s.m) / s.m if s.grid is None else None
     return DensityTrajectory(
-        t=s.times[:f_count].copy(), theta=TWO_PI * np.arange(s.m) / s.m, f=f_out,
-        coefficients=cs, energy=np.array(frames.energies), mass=cs[..., 0].real.copy(),
+        t=s.times[:f_count].copy(), theta=theta, f=f_out, grid=s.grid,
+        coefficients=cs, energy=np.array(frames.energies), mass=op.mass(cs).copy(),
         min_density=f_out.reshape(f_count, -1).min(axis=1), tail=np.array(frames.tails),
         status=frames.status, message=frames.message, model=s.model, xi=s.xi, rho=s.rho,
         rtol=s.rtol, atol=s.atol, t_unresolved=frames.t_bad, steps_accepted=run.accepted,
@@ -885,7 +958,7 @@ def _result(s, plan, frames, run):
 
 def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=1e-10,
           max_steps=DEFAULT_MAX_STEPS, method="dopri5", on_failure=None, tail_tol=TAIL_TOL,
-          negative_tol=NEGATIVE_TOL, on_unresolved=None, noise=0.0):
+          negative_tol=NEGATIVE_TOL, on_unresolved=None, noise=0.0, grid=None):
     r"""Solve the density equation on the circle from ``f0`` up to ``t_max``.
 
     .. math::
@@ -1008,7 +1081,7 @@ def solve(model, f0, t_max, *, xi=None, rho=None, n_frames=101, rtol=1e-8, atol=
     [0.6684, 0.6951, 0.7417]
     """
     s = _settings(model, f0, t_max, xi, rho, n_frames, rtol, atol, max_steps, method, on_failure,
-                  on_unresolved, tail_tol, negative_tol, noise)
+                  on_unresolved, tail_tol, negative_tol, noise, grid)
     plan = _plan(s)
     frames = _Frames(s, plan)
     control = Control(s.rtol, s.atol, plan.controller.h_min, s.max_steps, frames.after_step)
