@@ -214,7 +214,8 @@ def sphere_distance(points, grid, f, bandwidth=0.5):
     grid : SphereGrid
         The grid of ``f``.
     f : array_like
-        ``(M,)`` the density at ``grid.points``, as in :func:`sample_sphere`.
+        ``(M,)`` the density at ``grid.points``, as in :func:`sample_sphere` (here checked >= 0
+        on ``grid`` alone).
     bandwidth : float
         ``s``, finite, ``>= 0.005`` (below, the series would pass degree 1716).
 
