@@ -473,7 +473,7 @@ def _project() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
-CORE = {"numpy", "numba", "llvmlite", "tqdm"}
+CORE = {"numpy", "numba", "llvmlite", "tqdm", "ducc0"}
 # the extras of the wheel test's environment are absent there: these must not import
 NOT_CORE = ("dask", "distributed", "xarray", "zarr", "ipywidgets", "pythreejs", "matplotlib", "jupyterquiz")
 # setuptools is not pinned: it is the one the virtual environment brings (`make requirements`)

@@ -45,7 +45,7 @@ FOUR_PI = 4.0 * np.pi
 
 
 def _sht():
-    import ducc0.sht  # noqa: PLC0415  (loaded on first use: the circle solver does not need it)
+    import ducc0.sht  # loaded on first use: the circle solver does not need it
     return ducc0.sht
 
 

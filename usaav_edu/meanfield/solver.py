@@ -110,7 +110,14 @@ from ..dynamics.integrate.loop import Status
 from ..errors import IntegrationError, UnresolvedError
 from ..models.model import Model, require_model
 from .harmonics import analysis as _sphere_analysis
-from .sphere import SphereOperator, check_densities, check_grid, rotations, sphere_model, sphere_tail
+from .sphere import (
+    SphereOperator,
+    check_densities,
+    check_grid,
+    rotations,
+    sphere_model,
+    sphere_tail,
+)
 
 __all__ = [
     "solve", "DensityTrajectory", "Status", "grid", "energy", "velocity",
