@@ -230,7 +230,13 @@ def _labels(model, xi, rho):
     if xi is None:
         raise ValueError(f"xi must be given for model {model.name!r} ({model.labels} labels): "
                          f"the L label values of the conditional densities")
-    arr = v.float_array("xi", xi, ndim=1)
+    if model.labels == "prompt":  # prompt ids stay integers (the model checks them)
+        arr = v.as_array("xi", xi, "a one-dimensional array of prompt ids")
+        if arr.ndim != 1:
+            raise ValueError(f"xi must be one-dimensional (one prompt id per label), got shape "
+                             f"{arr.shape}")
+    else:
+        arr = v.float_array("xi", xi, ndim=1)
     if arr.size < 1:
         raise ValueError("xi must hold at least one label value")
     xi = model.check_labels(arr, arr.size)
