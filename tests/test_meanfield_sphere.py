@@ -136,6 +136,26 @@ def test_the_moebius_family_has_mass_one_and_the_mean_c_r():
     assert moebius_mean(1e-2) == pytest.approx(4e-2 / 3, rel=1e-3)  # c(r) = 4r/3 + O(r^3)
 
 
+def test_the_packages_closed_forms_agree_with_these():
+    grid = ue.meanfield.sphere_grid(40)
+    u = np.array([0.0, 0.6, 0.8])
+    for r in (1e-5, 5e-4, 0.002, 0.3, 0.7):
+        assert ue.meanfield.exact.moebius_mean(r) == pytest.approx(
+            moebius_mean(r) if r > 1e-3 else 4 * r / 3 + 4 * r ** 3 / 15, rel=1e-12)
+    assert np.allclose(ue.meanfield.exact.moebius_density(grid.points, u, 0.4),
+                       moebius(grid.points, u, 0.4), rtol=1e-14)
+    times = np.array([0.0, 0.5, 2.0, 6.0])
+    assert np.allclose(ue.meanfield.exact.moebius_radius(times, 0.1), moebius_r(times, 0.1),
+                       rtol=1e-11, atol=0)
+    for model in (ue.models.usa(beta=2.0), ue.models.sa(beta=2.0), ue.models.usa(beta=-1.5),
+                  LINEAR):
+        got = ue.meanfield.exact.growth_rates(model, 9, noise=0.3)
+        want = [funk_hecke_rate(model, ell) - 0.045 * ell * (ell + 1) for ell in range(10)]
+        assert np.allclose(got, want, rtol=1e-12, atol=1e-14), model.name
+    with pytest.raises(ValueError, match="no labels"):
+        ue.meanfield.exact.growth_rates(ue.models.rope(beta=1.0, omegas=(1.0,), d=3), 4)
+
+
 @pytest.mark.parametrize("model", [LINEAR, ue.models.Model(profile=ue.models.LinearProfile(),
                                                             normalization="sa")],
                          ids=["usa", "sa"])

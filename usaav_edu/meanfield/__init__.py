@@ -2,12 +2,12 @@
 
 :func:`solve` integrates the density equation on the circle (:mod:`.solver`) or, given
 ``grid=sphere_grid(lmax)``, on the sphere S^2 (:mod:`.sphere`, transforms in :mod:`.harmonics`);
-:mod:`.sphere_samples` draws tokens from a density on S^2 and measures how far a point cloud
+:mod:`.exact` holds its closed forms on S^2, :mod:`.sphere_samples` draws tokens from a density on S^2 and measures how far a point cloud
 is from one.
 """
 
 from ..errors import UnresolvedError
-from . import harmonics, solver, sphere, sphere_samples
+from . import exact, harmonics, solver, sphere, sphere_samples
 from .harmonics import SphereGrid, sphere_grid
 from .solver import *  # noqa: F403  (the names listed in solver.__all__)
 from .solver import (
@@ -30,5 +30,5 @@ __all__ = ["solver", "UnresolvedError", "DEFAULT_MAX_STEPS", "ENERGY_RTOL", "HOW
            "M_MIN", "MASS_TOL", "METHODS", "METRICS", "NEGATIVE_TOL", "ON_FAILURE", "STABILITY",
            "TAIL_TOL"]
 __all__ += solver.__all__
-__all__ += ["harmonics", "sphere", "sphere_samples", "SphereGrid", "sphere_grid", "sample_sphere",
+__all__ += ["exact", "harmonics", "sphere", "sphere_samples", "SphereGrid", "sphere_grid", "sample_sphere",
             "sphere_distance"]

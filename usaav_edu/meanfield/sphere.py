@@ -33,7 +33,7 @@ per prompt), and any gauge whose ``matrices`` are orthogonal ``3 x 3``.
 
 **Numerics.**  The state is the coefficients of degree ``<= lmax``.  The flux
 :math:`g \nabla U / Z` is formed on a Gauss-Legendre grid of ``3 lmax / 2 + 2`` rings and
-``3 lmax + 2`` longitudes (the 3/2 rule: for USA the projection
+at least ``3 lmax + 2`` longitudes (the 3/2 rule: for USA the projection
 :math:`-\int g \nabla U \cdot \nabla \overline{Y_{lm}}` has degree ``3 lmax`` and is exact, so
 no product aliases into the kept degrees) and its divergence is projected by the adjoint
 spin-1 transform (:func:`usaav_edu.meanfield.harmonics.divergence`).  The degree 0 is never
@@ -66,6 +66,12 @@ from ..models.model import require_model
 from . import harmonics as H
 
 FOUR_PI = 4.0 * np.pi
+
+
+def _good_size(n):
+    """The least length ``>= n`` whose FFT ducc0 computes fast (small prime factors)."""
+    import ducc0.fft  # loaded on first use, as the transforms
+    return int(ducc0.fft.good_size(n))
 
 
 def check_grid(grid):
@@ -177,7 +183,9 @@ class SphereOperator:
         self.lmax = L = grid.lmax
         self.rotations = rotations
         self.ntheta, self.nphi = grid.ntheta, grid.nphi
-        self.fine = (3 * L) // 2 + 2, 3 * L + 2
+        # 3 lmax + 2 longitudes at least, rounded up to a length of small prime factors (an FFT
+        # of 2 x 97 points costs three times one of 196)
+        self.fine = (3 * L) // 2 + 2, _good_size(3 * L + 2)
         nodes, w = np.polynomial.legendre.leggauss(self.fine[0])
         self.fine_weights = w[::-1] * (2.0 * np.pi / self.fine[1])
         ell = H.degrees(L)
