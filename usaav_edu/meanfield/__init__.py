@@ -1,9 +1,10 @@
 """The mean-field limit: the density of infinitely many tokens.
 
-:func:`solve` integrates the density equation on the circle (:mod:`.solver`) or, given
-``grid=sphere_grid(lmax)``, on the sphere S^2 (:mod:`.sphere`, transforms in :mod:`.harmonics`);
-:mod:`.exact` holds its closed forms on S^2, :mod:`.sphere_samples` draws tokens from a density on S^2 and measures how far a point cloud
-is from one.
+:func:`~usaav_edu.meanfield.solver.solve` integrates the density equation on the circle
+(:mod:`.solver`) or, given ``grid=sphere_grid(lmax)``, on the sphere S^2 (:mod:`.sphere`,
+transforms in :mod:`.harmonics`); :mod:`.exact` holds its closed forms on S^2, and
+:mod:`.sphere_samples` draws tokens from a density on S^2 and measures how far a point cloud is
+from one.
 """
 
 from ..errors import UnresolvedError

@@ -5,7 +5,7 @@ a_{lm} Y_{lm}` with the orthonormal harmonics :math:`Y_{lm}` (:math:`\int Y_{lm}
 \overline{Y_{l'm'}} \, d\sigma = \delta_{ll'} \delta_{mm'}`) and
 :math:`a_{l,-m} = (-1)^m \overline{a_{lm}}`; only :math:`m \ge 0` is stored, in the order of
 healpy and ducc0 (``m = 0`` for ``l = 0 .. L``, then ``m = 1``, ...).  The transforms are
-those of the ducc0 library (:mod:`ducc0.sht`):
+those of the ducc0 library (``ducc0.sht``):
 
 * :func:`synthesis`: grid values of coefficients;
 * :func:`analysis`: coefficients of grid values by Gauss-Legendre quadrature,

@@ -528,7 +528,7 @@ class DensityTrajectory:
         The noise of the run: the diffusion ``(noise^2 / 2) d^2 f / d theta^2`` (0: none), or
         ``(noise^2 / 2)`` times the Laplacian on the sphere.
     grid : SphereGrid or None
-        The grid of a run on the sphere (:func:`usaav_edu.meanfield.sphere_grid`); None on the
+        The grid of a run on the sphere (:func:`usaav_edu.meanfield.harmonics.sphere_grid`); None on the
         circle.
     """
 

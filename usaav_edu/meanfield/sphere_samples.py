@@ -91,7 +91,7 @@ def sample_sphere(grid, f, n, seed=None):
     n : int
         The number of points, ``>= 1``.
     seed : int or None
-        The seed of :func:`numpy.random.default_rng`, ``>= 0``.
+        The seed of ``numpy.random.default_rng``, ``>= 0``.
 
     Returns
     -------
