@@ -10,15 +10,18 @@ The pushforward of the uniform law by the dilation :math:`\tau \mapsto k \tau` i
 
 .. math::
 
-    f_r(x) = \frac{1}{4\pi} \left(\frac{1 - r^2}{1 - 2 r \langle x, u\rangle + r^2}\right)^2,
-    \qquad r = \frac{1 - k}{1 + k},
+    f_r(x) = \frac{1}{4\pi}
+             \left(\frac{1 - r^2}{1 - 2 r \langle x, u\rangle + r^2}\right)^2,
+
+    r = \frac{1 - k}{1 + k},
 
 whose mean is :math:`c(r)\, u` with
 
 .. math::
 
-    c(r) = \frac{1 + r^2}{2r} - \frac{(1 - r^2)^2}{4 r^2} \log\frac{1 + r}{1 - r}
-         = \frac{4r}{3} + O(r^3).
+    c(r) = \frac{1 + r^2}{2r} - \frac{(1 - r^2)^2}{4 r^2} \log\frac{1 + r}{1 - r},
+
+    c(r) = \frac{4r}{3} + O(r^3).
 
 Dilations along one axis compose, so the family is invariant: :math:`\dot k = -c(r)\, k`, that is
 
@@ -170,7 +173,8 @@ def growth_rates(model, lmax, noise=0.0):
     .. math::
 
         \gamma_l = \frac{l (l + 1) \lambda_l}{4\pi Z_0} - \frac{\sigma^2}{2} l (l + 1),
-        \qquad \lambda_l = 2\pi \int_{-1}^1 \varphi(s) P_l(s)\, ds
+
+        \lambda_l = 2\pi \int_{-1}^1 \varphi(s) P_l(s)\, ds
 
     (module docstring; :math:`\lambda_l = 4\pi i_l(\beta)/\beta` for the exp profile,
     :math:`Z_0 = \sinh(\beta)/\beta` under SA and 1 under USA).
@@ -192,7 +196,8 @@ def growth_rates(model, lmax, noise=0.0):
     --------
     >>> import usaav_edu as ue
     >>> from usaav_edu.meanfield import exact
-    >>> exact.growth_rates(ue.models.usa(beta=1.0, profile="linear"), 2).round(4)
+    >>> linear = ue.models.usa(beta=1.0, profile="linear")
+    >>> exact.growth_rates(linear, 2).round(4)
     array([0.    , 0.6667, 0.    ])
     """
     model = require_model(model)

@@ -5,7 +5,8 @@ for USA,
 
 .. math::
 
-    \partial_t f + \operatorname{div}(f\, \nabla U) = 0, \qquad
+    \partial_t f + \operatorname{div}(f\, \nabla U) = 0,
+
     U(x) = \int \varphi(\langle x, y \rangle) f(y)\, d\sigma(y),
 
 (``div`` and :math:`\nabla` tangential): the token at ``x`` moves with

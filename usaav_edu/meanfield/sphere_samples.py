@@ -195,8 +195,9 @@ def sphere_distance(points, grid, f, bandwidth=0.5):
 
     .. math::
 
-        \mathrm{MMD}^2 = \sum_{l \le L} 4 \pi e^{-\kappa} i_l(\kappa) \sum_{|m| \le l}
-        |\mu_{lm} - \nu_{lm}|^2, \qquad
+        \mathrm{MMD}^2 = \sum_{l \le L} 4 \pi e^{-\kappa} i_l(\kappa)
+                         \sum_{|m| \le l} |\mu_{lm} - \nu_{lm}|^2,
+
         \mu_{lm} = \frac1n \sum_i \overline{Y_{lm}(x_i)},
 
     with :math:`\nu_{lm}` the coefficients of ``f`` (:func:`.harmonics.analysis`; zero beyond
@@ -234,8 +235,9 @@ def sphere_distance(points, grid, f, bandwidth=0.5):
     >>> from usaav_edu.meanfield.sphere_samples import sphere_distance
     >>> grid = sphere_grid(4)
     >>> uniform = np.full(grid.size, 1.0 / (4.0 * np.pi))
-    >>> d = sphere_distance([[0.0, 0.0, 1.0]], grid, uniform, bandwidth=0.5)
-    >>> bool(np.isclose(d ** 2, 1.0 - (1.0 - np.exp(-8.0)) / 8.0, rtol=0.0, atol=1e-13))
+    >>> d = sphere_distance([[0.0, 0.0, 1.0]], grid, uniform)
+    >>> exact = 1.0 - (1.0 - np.exp(-8.0)) / 8.0  # kappa = 4
+    >>> bool(np.isclose(d ** 2, exact, rtol=0.0, atol=1e-13))
     True
     """
     x = _points(points)
