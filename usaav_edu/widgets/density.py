@@ -19,20 +19,34 @@ Two ways to draw a large cloud, one class:
   be saved as a static page (``USAAV_EDU_STATIC_PAGE=1``, see ``live_kernel``); for d > 3 it
   picks "points" (drawn by projection, see ``project_3d``).
 
+It also plays a density run of the solver on the sphere (:func:`usaav_edu.meanfield.solve` with
+``grid=sphere_grid(lmax)``, a ``DensityTrajectory``), in mode "density" (which "auto" picks for
+such a run, with or without a kernel): the colour of a vertex ``x`` in frame ``k`` is then the
+solver's own density ``f(t_k, x) = sum_{l <= lmax} sum_m f_lm(t_k) Y_lm(x)``, its coefficients
+evaluated at the icosphere's vertices (``density_plots.sphere_density_at``), nothing estimated
+or solved again: of a labelled run the content marginal ``sum_l rho_l f_l`` by default, or one
+label's conditional density with ``label=k``.  A run has no tokens, so mode "points" refuses it;
+a run on the circle is drawn by the functions of ``usaav_edu.widgets.density_plots``.
+
 The view draws what the library computes: the density values come from
-``usaav_edu.analysis.density.sphere_density`` (``circle_density`` for d = 2).
+``usaav_edu.analysis.density.sphere_density`` (``circle_density`` for d = 2), or from the
+coefficients of the solver's frames.
 """
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
 import pythreejs as three
 
 from ..analysis import density as dens
+from ..meanfield.solver import DensityTrajectory
+from ..particles.trajectory import Trajectory
 from . import _checks as c
 from .colors import CYCLIC_STEPS, PLAIN_COLOR, PROMPT_PALETTE, _check_xi, cyclic_color, project_3d
+from .density_plots import sphere_density_at, sphere_run, sphere_series
 from .player import BUTTONS_TEXT, LOOPS, _frames_within, controls_row, time_bar, time_bar_tracks
 from .scene import SphereView, _legend_html, subsample
 from .state import live_kernel
@@ -156,13 +170,16 @@ class DensityView(SphereView):
 
     Parameters
     ----------
-    trajectory : Trajectory
-        What to draw (any n; frames must be finite unit vectors).
+    trajectory : Trajectory or DensityTrajectory
+        What to draw: tokens (any n; frames must be finite unit vectors), or a density run of
+        :func:`usaav_edu.meanfield.solve` on the sphere (``grid=sphere_grid(lmax)``), whose
+        frames are drawn from their coefficients (see the module).
     mode : {"auto", "points", "density"}
         "points": every token as a point of one ``Points`` object, with a frame slider and a
         play button that need a live kernel.  "density": the kernel density estimate of each
-        kept frame, as a coloured mesh, played in the browser with no kernel (d = 2 or 3).
-        "auto": "density" for a static page and d <= 3, else "points" (see the module).
+        kept frame (for a density run: the solver's density), as a coloured mesh, played in
+        the browser with no kernel (d = 2 or 3).  "auto": "density" for a density run, and for
+        a static page and d <= 3; else "points" (see the module).
     live : bool, optional
         Whether a kernel runs (None: read ``USAAV_EDU_STATIC_PAGE``, see ``live_kernel``).
         Without one, "points" draws the frame ``frame`` and no controls.
@@ -173,7 +190,11 @@ class DensityView(SphereView):
         default) 2562, 5 10242.  For d = 2 the ring has ``64 * 2**level`` points round.
     bandwidth : float, optional
         Kernel width in radians (see ``usaav_edu.analysis.density.sphere_density``); by default
-        ``usaav_edu.analysis.density.default_bandwidth``.
+        ``usaav_edu.analysis.density.default_bandwidth``.  Tokens only: a density run has no
+        kernel.
+    label : int, "marginal" or None
+        For a labelled density run: the index of the conditional density drawn, or the content
+        marginal ``sum_l rho_l f_l`` (None, the default, or "marginal"); None otherwise.
     colormap : str
         A matplotlib colour map for the density (default "viridis", perceptually uniform).
     scale : {"log", "linear"}
@@ -204,20 +225,20 @@ class DensityView(SphereView):
     ------
     TypeError, ValueError
         For an argument of the wrong kind or value, named in the message; "density" mode for
-        d > 3.
+        d > 3; "points" mode for a density run; a density run on the circle (the message
+        names its views in ``usaav_edu.widgets.density_plots``).
     """
 
     def __init__(self, trajectory, *, mode: str = "auto", live: bool | None = None,
                  frame: int = 0, level: int = 4, bandwidth: float | None = None,
-                 colormap: str = "viridis", scale: str = "log", color: str | None = None,
-                 point_size: float | None = None, max_points: int = 100_000,
+                 label: int | str | None = None, colormap: str = "viridis", scale: str = "log",
+                 color: str | None = None, point_size: float | None = None,
+                 max_points: int = 100_000,
                  duration: float = 8.0, max_bytes: int = 900_000, max_frames: int | None = None,
                  loop: str = "LoopRepeat", coords=(0, 1, 2), width: int = 460,
                  height: int = 400, title: str | None = None, **kwargs):
         c.keywords(type(self), kwargs)
-        c.trajectory(trajectory)
-        x = np.asarray(trajectory.x)
-        n_frames, n, d = x.shape
+        n_frames, d = self._source(trajectory, label)
         if not isinstance(mode, str) or mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {c.shown(mode)}")
         self.live = live_kernel(live)
@@ -225,8 +246,7 @@ class DensityView(SphereView):
         level = c.integer("level", level, minimum=0)
         if level > dens.MAX_LEVEL:
             raise ValueError(f"level must be at most {dens.MAX_LEVEL}, got {level}")
-        if bandwidth is not None:
-            bandwidth = c.real("bandwidth", bandwidth, minimum=0.0, strict=True, maximum=np.pi)
+        bandwidth = self._bandwidth(bandwidth)
         self.cmap = _colormap(colormap)
         self.colormap = colormap
         if not isinstance(scale, str) or scale not in SCALES:
@@ -243,18 +263,13 @@ class DensityView(SphereView):
         if loop not in LOOPS:
             raise ValueError(f"loop must be one of {LOOPS}, got {c.shown(loop)}")
         self.loop = loop
-        if mode == "auto":
-            mode = "density" if not self.live and d <= 3 else "points"
-        if mode == "density" and d > 3:
-            raise ValueError(f"mode='density' draws d = 2 or 3 (a density on the circle or the "
-                             f"sphere), got d = {d}; use mode='points' (a projection)")
-        self.mode = mode
+        self.mode = mode = self._pick_mode(mode, d)
         self.level = level
         self.budget_note = ""     # one line, when a live kernel's budget made the mesh coarser
         self._point_size = point_size
         super().__init__(None, coords=coords, width=width, height=height, title=title, **kwargs)
         self.coords = c.coords(coords)
-        project_3d(x[:1, :1], self.coords)                    # checks coords against d
+        project_3d(np.zeros((1, 1, d)), self.coords)          # checks coords against d
         self.add_class(DENSITY_CLASS)
         self.trajectory = trajectory
         self._d = d
@@ -267,12 +282,59 @@ class DensityView(SphereView):
         self.frame_indices = np.array([], dtype=int)
         self.densities = np.zeros((0, 0))
         self.mesh: dens.SphereMesh | None = None
-        self.bandwidth = None
+        self.bandwidth: float | None = None
         self.color_range = (np.nan, np.nan)
         if mode == "points":
             self._build_points()
         else:
             self._build_density(bandwidth)
+
+    def _source(self, trajectory, label) -> tuple[int, int]:
+        """Check what is drawn (tokens, or a density run on the sphere, and ``label``), set
+        ``run`` and ``label``; returns the number of frames and the dimension."""
+        if isinstance(trajectory, DensityTrajectory):
+            self.run: DensityTrajectory | None = sphere_run(trajectory, "trajectory",
+                                                            "a DensityView")
+            sphere_series(trajectory, label)                  # checks the label
+            self.label = None if label is None or isinstance(label, str) else int(label)
+            return trajectory.t.size, 3
+        if not isinstance(trajectory, Trajectory):
+            raise TypeError(f"trajectory must be a usaav_edu Trajectory (tokens) or a "
+                            f"DensityTrajectory on the sphere (usaav_edu.meanfield.solve), got "
+                            f"{type(trajectory).__name__}")
+        c.trajectory(trajectory)
+        if label is not None:
+            raise ValueError(f"label picks one label of a labelled density run "
+                             f"(usaav_edu.meanfield.solve); a Trajectory of tokens is drawn "
+                             f"whole: leave label None, got {c.shown(label)}")
+        self.run, self.label = None, None
+        x_shape = np.shape(trajectory.x)
+        return x_shape[0], x_shape[2]
+
+    def _bandwidth(self, bandwidth):
+        """``bandwidth`` checked (None, or a kernel width for tokens)."""
+        if bandwidth is None:
+            return None
+        if self.run is not None:
+            raise ValueError("bandwidth is the width of the kernel that estimates the density "
+                             "of tokens; a density run is drawn from the solver's coefficients: "
+                             "leave bandwidth None")
+        return c.real("bandwidth", bandwidth, minimum=0.0, strict=True, maximum=np.pi)
+
+    def _pick_mode(self, mode: str, d: int) -> str:
+        """The mode drawn: ``mode`` with "auto" resolved, refused where it cannot draw."""
+        if self.run is not None:
+            if mode == "points":
+                raise ValueError("mode='points' draws the tokens of a Trajectory, and a density "
+                                 "run (usaav_edu.meanfield.solve) has none: draw it with "
+                                 "mode='density' (or 'auto'), the solver's density on a mesh")
+            return "density"
+        if mode == "auto":
+            mode = "density" if not self.live and d <= 3 else "points"
+        if mode == "density" and d > 3:
+            raise ValueError(f"mode='density' draws d = 2 or 3 (a density on the circle or the "
+                             f"sphere), got d = {d}; use mode='points' (a projection)")
+        return mode
 
     # ---------------------------------------------------------- what is drawn
     def show(self, trajectory, frame: int = -1):
@@ -398,10 +460,8 @@ class DensityView(SphereView):
 
     # ------------------------------------------------------------------ density
     def _build_density(self, bandwidth):
-        traj = self.trajectory
-        x = np.asarray(traj.x, dtype=float)
-        t = np.asarray(traj.t, dtype=float)
-        n_frames, n, d = x.shape
+        t = np.asarray(self.trajectory.t, dtype=float)
+        n_frames, d = t.size, self._d
         level = self.level
         while True:
             mesh, positions, faces = self._mesh(level, d)
@@ -420,13 +480,11 @@ class DensityView(SphereView):
                                 f"{level}, not {self.level}: the view draws that (raise max_bytes "
                                 f"for the finer mesh)")
             self.level = level
-        estimate = dens.sphere_density if d == 3 else dens.circle_density
         uniform = 1.0 / (4.0 * np.pi) if d == 3 else 1.0 / (2.0 * np.pi)
         self.mesh = mesh
-        self.bandwidth = dens.default_bandwidth(n, mesh) if bandwidth is None else bandwidth
         idx = subsample(n_frames, k)
         self.frame_indices = idx
-        self.densities = np.stack([estimate(x[i], mesh, self.bandwidth) for i in idx])
+        self.densities = self._frame_values(mesh, idx, bandwidth)
         lo, hi = self._range(self.densities, uniform)
         self.color_range = (lo, hi)
         rgb = self._rgb(self.densities, lo, hi)                       # (k, V, 3) uint8
@@ -452,6 +510,18 @@ class DensityView(SphereView):
         else:                                     # one frame: nothing to play
             self.children = [self.children[0], self.caption]
         self.caption.value = self._density_caption()
+
+    def _frame_values(self, mesh: dens.SphereMesh, idx: np.ndarray, bandwidth) -> np.ndarray:
+        """``(k, V)`` densities of the frames ``idx`` at the vertices of ``mesh``: of a density
+        run the solver's density, its coefficients evaluated there (``label`` chooses what);
+        of tokens the kernel density estimate (sets ``bandwidth``)."""
+        if self.run is not None:
+            return sphere_density_at(self.run, mesh.vertices, frames=idx, label=self.label)
+        x = np.asarray(self.trajectory.x, dtype=float)
+        n, d = x.shape[1:]
+        estimate = dens.sphere_density if d == 3 else dens.circle_density
+        self.bandwidth = dens.default_bandwidth(n, mesh) if bandwidth is None else bandwidth
+        return np.stack([estimate(x[i], mesh, self.bandwidth) for i in idx])
 
     @staticmethod
     def _mesh(level: int, d: int):
@@ -503,19 +573,42 @@ class DensityView(SphereView):
     def _density_caption(self) -> str:
         traj = self.trajectory
         model = traj.model
-        n_frames, n, d = np.shape(traj.x)
         if self.mesh is None:
             raise RuntimeError("the density caption describes the mesh: build the density first")
+        n_frames, d = len(traj.t), self._d
         where = f"icosphere of {len(self.mesh.vertices)} vertices" if d == 3 else \
             f"ring of {len(self.mesh.vertices)} points"
+        if self.run is None:
+            what = (f", n = {np.shape(traj.x)[1]}, d = {d}: density of the tokens (von "
+                    f"Mises-Fisher kernel, bandwidth {self.bandwidth:.3g} rad) on an {where}")
+        else:
+            what = self._run_caption(where)
         return (f"<span style='font-size:12px'>model "
                 f"{html.escape(str(getattr(model, 'name', '?')))}, "
-                f"beta = {getattr(model, 'beta', float('nan')):g}, n = {n}, d = {d}: density of "
-                f"the tokens (von Mises-Fisher kernel, bandwidth {self.bandwidth:.3g} rad) on an "
-                f"{where}, {len(self.frame_indices)} of {n_frames} frames</span>"
+                f"beta = {getattr(model, 'beta', float('nan')):g}{what}, "
+                f"{len(self.frame_indices)} of {n_frames} frames</span>"
                 ).replace("on an ring", "on a ring") + (
                     f"<br><span style='font-size:12px;color:#8a4b00'>{self.budget_note}</span>"
                     if self.budget_note else "")
+
+    def _run_caption(self, where: str) -> str:
+        """What a density run's caption says of the density drawn (before its frame count)."""
+        run = self.run
+        if run is None:
+            raise RuntimeError("the caption of a density run needs the run")
+        grid: Any = run.grid                   # a SphereGrid (sphere_run checked it)
+        lmax = int(grid.lmax)
+        if run.xi is None:
+            which = ""
+        elif self.label is None:
+            which = f", the content marginal of its {run.xi.size} labels"
+        else:
+            which = f", the density of label {self.label} (xi = {run.xi[self.label]:g})"
+        stopped = "" if run.t_unresolved is None else \
+            f" (it stopped unresolved at t = {run.t_unresolved:g})"
+        return (f": the solver's density of degree lmax = {lmax} (usaav_edu.meanfield.solve"
+                f"{which}){stopped}, evaluated from its coefficients at the vertices of an "
+                f"{where}")
 
     def _build_clock(self, span: float):
         hud, self.clock = time_bar(span, "clock")
