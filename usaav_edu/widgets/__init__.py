@@ -6,7 +6,7 @@
   moves in the static book.
 * ``DensityView``: many tokens (up to 100,000 and more): a point cloud with a kernel, a density
   on the sphere per frame that plays client-side in the static book; it also plays a density
-  run of the solver on the sphere (:func:`usaav_edu.meanfield.solve`), from its coefficients.
+  run of the solver on the sphere (:func:`usaav_edu.meanfield.solver.solve`), from its coefficients.
 * ``Predict``: a "predict first" question whose reveal works in the static book.
 * ``ExperimentDashboard``: sliders and menus that re-simulate a standard experiment and redraw.
 * ``plot_sphere``, ``plot_energy``: matplotlib fallbacks for print.

@@ -19,7 +19,7 @@ Two ways to draw a large cloud, one class:
   be saved as a static page (``USAAV_EDU_STATIC_PAGE=1``, see ``live_kernel``); for d > 3 it
   picks "points" (drawn by projection, see ``project_3d``).
 
-It also plays a density run of the solver on the sphere (:func:`usaav_edu.meanfield.solve` with
+It also plays a density run of the solver on the sphere (:func:`usaav_edu.meanfield.solver.solve` with
 ``grid=sphere_grid(lmax)``, a ``DensityTrajectory``), in mode "density" (which "auto" picks for
 such a run, with or without a kernel): the colour of a vertex ``x`` in frame ``k`` is then the
 solver's own density ``f(t_k, x) = sum_{l <= lmax} sum_m f_lm(t_k) Y_lm(x)``, its coefficients
@@ -172,7 +172,7 @@ class DensityView(SphereView):
     ----------
     trajectory : Trajectory or DensityTrajectory
         What to draw: tokens (any n; frames must be finite unit vectors), or a density run of
-        :func:`usaav_edu.meanfield.solve` on the sphere (``grid=sphere_grid(lmax)``), whose
+        :func:`usaav_edu.meanfield.solver.solve` on the sphere (``grid=sphere_grid(lmax)``), whose
         frames are drawn from their coefficients (see the module).
     mode : {"auto", "points", "density"}
         "points": every token as a point of one ``Points`` object, with a frame slider and a

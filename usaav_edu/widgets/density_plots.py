@@ -334,7 +334,7 @@ def sphere_density_at(traj, points, *, frames=None, label=None):
     Parameters
     ----------
     traj : DensityTrajectory
-        A run of :func:`usaav_edu.meanfield.solve` on the sphere (``grid=sphere_grid(lmax)``).
+        A run of :func:`usaav_edu.meanfield.solver.solve` on the sphere (``grid=sphere_grid(lmax)``).
     points : array_like
         ``(n, 3)`` unit vectors, in content coordinates.
     frames : sequence of int or None
@@ -478,7 +478,7 @@ def sphere_density_map(traj, frames=None, *, times=None, label=None, projection=
     Parameters
     ----------
     traj : DensityTrajectory
-        A run of :func:`usaav_edu.meanfield.solve` on the sphere (``grid=sphere_grid(lmax)``).
+        A run of :func:`usaav_edu.meanfield.solver.solve` on the sphere (``grid=sphere_grid(lmax)``).
     frames : sequence of int or None
         Frame indices to draw, one panel each; None: four frames (fewer for a shorter run)
         equally spaced from the first to the last.
