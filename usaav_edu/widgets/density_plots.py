@@ -360,7 +360,8 @@ def sphere_density_at(traj, points, *, frames=None, label=None):
     >>> from usaav_edu.widgets.density_plots import sphere_density_at
     >>> grid = ue.meanfield.sphere_grid(8)
     >>> f0 = (1.0 + 0.5 * grid.points[:, 2]) / (4.0 * np.pi)
-    >>> run = ue.meanfield.solve(ue.models.usa(beta=1.0), f0, 0.01, grid=grid, n_frames=2)
+    >>> usa = ue.models.usa(beta=1.0)
+    >>> run = ue.meanfield.solve(usa, f0, 0.01, grid=grid, n_frames=2)
     >>> values = sphere_density_at(run, [[0.0, 0.0, 1.0]], frames=[0])
     >>> round(float(values[0, 0] * 4.0 * np.pi), 12)
     1.5
@@ -522,7 +523,8 @@ def sphere_density_map(traj, frames=None, *, times=None, label=None, projection=
     >>> import usaav_edu as ue
     >>> grid = ue.meanfield.sphere_grid(8)
     >>> f0 = (1.0 + 0.5 * grid.points[:, 2]) / (4.0 * np.pi)
-    >>> run = ue.meanfield.solve(ue.models.usa(beta=1.0), f0, 0.2, grid=grid, n_frames=3)
+    >>> usa = ue.models.usa(beta=1.0)
+    >>> run = ue.meanfield.solve(usa, f0, 0.2, grid=grid, n_frames=3)
     >>> fig = ue.widgets.sphere_density_map(run, resolution=24)
     >>> len(fig.axes)   # three panels and the colour bar
     4
