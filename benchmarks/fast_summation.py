@@ -27,13 +27,13 @@ about half of it).
 import argparse
 import math
 import os
-import platform
 import resource
 import subprocess
 import sys
 import time
 
 import numpy as np
+from machine import cpu_name  # benchmarks/machine.py, beside this script
 
 import usaav_edu as ue
 from usaav_edu.dynamics import rhs
@@ -43,17 +43,6 @@ from usaav_edu.dynamics.fastsum import kernel as fs
 D, BETA, TOL = 3, 1.0, 1e-10
 DIRECT_LIMIT = 2.0
 """Seconds: the direct kernel is timed only while one evaluation is predicted below this."""
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def unit_columns(d, n, seed=0):

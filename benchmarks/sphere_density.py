@@ -22,28 +22,17 @@ import argparse
 import cProfile
 import io
 import os
-import platform
 import pstats
 import sys
 import time
 
 import numpy as np
+from machine import cpu_name  # benchmarks/machine.py, beside this script
 
 import usaav_edu as ue
 
 T_MAX = 0.5
 N_FRAMES = 11
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def sphere_initial(grid):

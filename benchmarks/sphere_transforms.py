@@ -29,7 +29,6 @@ next size with small prime factors (``ducc0.fft.good_size(3 lmax + 2)``): ``3 lm
 
 import argparse
 import os
-import platform
 import sys
 import time
 
@@ -37,23 +36,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # shtns may be built with OpenMP
 
 import ducc0
 import numpy as np
+from machine import cpu_name  # benchmarks/machine.py, beside this script
 
 from usaav_edu.meanfield import harmonics as H
 
 TOL = 1e-10
 BATCH = 0.02
 """Seconds: the least length of a batch of calls."""
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def load_shtns():
