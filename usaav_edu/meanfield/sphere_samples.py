@@ -24,6 +24,7 @@ import numpy as np
 from .. import _validate as v
 from ..dynamics.fastsum.expansions import scaled_spherical_bessel_i
 from . import harmonics as h
+from .sphere import check_densities, check_grid
 
 __all__ = ["sample_sphere", "sphere_distance"]
 
@@ -42,22 +43,8 @@ BANDWIDTH_MIN = 0.005
 
 def _density(grid, f):
     """Check ``grid`` and ``f`` (shape, finite, not negative on the grid, mass 1); return ``f``."""
-    if not isinstance(grid, h.SphereGrid):
-        raise TypeError(f"grid must be a SphereGrid (from sphere_grid(lmax)), "
-                        f"got {type(grid).__name__}")
-    f = v.float_array("f", f, ndim=1)
-    if f.shape != (grid.size,):
-        raise ValueError(f"f must hold one value per grid point, shape ({grid.size},), "
-                         f"got shape {f.shape}")
-    top = float(np.max(f))
-    if np.min(f) < -NEGATIVE_TOL * max(top, 0.0):
-        raise ValueError(f"f must be a density, >= 0 (within {NEGATIVE_TOL:g} of its maximum); "
-                         f"its least value is {float(np.min(f)):.3g}")
-    mass = float(grid.integrate(f))
-    if abs(mass - 1.0) > MASS_TOL:
-        raise ValueError(f"f must have mass sum(grid.weights * f) = 1 within {MASS_TOL:g}, "
-                         f"got {mass!r}; it is not renormalized")
-    return f
+    grid = check_grid(grid)
+    return check_densities("f", f, grid, 1, False, MASS_TOL, NEGATIVE_TOL)[0]
 
 
 def _envelope(alm, grid):
