@@ -190,8 +190,6 @@ class SphereOperator:
         nodes, w = np.polynomial.legendre.leggauss(self.fine[0])
         self.fine_weights = w[::-1] * (2.0 * np.pi / self.fine[1])
         ell = H.degrees(L)
-        self.ell = ell
-        self.N = L + 1
         self.degree = math.sqrt(L * (L + 1.0))
         self.sa = model.normalization == "sa"
         lam, scaled = funk_hecke(model, L)
@@ -236,7 +234,7 @@ class SphereOperator:
         """Content coefficients of gauge coefficients ``g`` (``(..., L, nc)``)."""
         return self._rotate(g, inverse=True)
 
-    def values(self, c, size=None):
+    def values(self, c):
         """Grid values ``(..., M)`` on the solver's grid of coefficients ``c``."""
         maps = H.synthesis(c, self.lmax, self.ntheta, self.nphi)
         return maps.reshape(maps.shape[:-2] + (-1,))
