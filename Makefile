@@ -21,6 +21,8 @@ WIDGET_JS := _static_widgets/widgets-js
 WIDGET_JS_STAMP := node_modules/.usaav-widget-js.stamp
 # MathJax for the book's pages, served from the site too (published as <site>/mathjax/)
 BOOK_MATHJAX := _static_widgets/mathjax
+# three.js's classic build for the live views (published as <site>/live/three.min.js)
+LIVE_JS := _static_widgets/live
 CHROMIUM := /usr/bin/chromium
 # Pages executed for the static book, its student edition and the slides have no kernel behind
 # them: ExperimentDashboard then saves its controls disabled, with a note on running the notebooks.
@@ -64,6 +66,10 @@ $(WIDGET_JS_STAMP): node_modules/.package-lock.json tools/widget_js/require-conf
 	cp node_modules/@jupyter-widgets/html-manager/dist/embed.js.LICENSE.txt $(WIDGET_JS)/embed-amd.js.LICENSE.txt
 	cp node_modules/jupyter-threejs/dist/index.js node_modules/jupyter-threejs/dist/index.js.LICENSE.txt \
 	   $(WIDGET_JS)/jupyter-threejs/
+	rm -rf $(LIVE_JS)
+	mkdir -p $(LIVE_JS)
+	cp node_modules/three/build/three.min.js $(LIVE_JS)/
+	cp node_modules/three/LICENSE $(LIVE_JS)/three.min.js.LICENSE.txt
 	rm -rf $(BOOK_MATHJAX)
 	mkdir -p $(BOOK_MATHJAX)
 	cp -r node_modules/mathjax/es5/{tex-mml-chtml.js,input,output,a11y,sre,ui} node_modules/mathjax/LICENSE \

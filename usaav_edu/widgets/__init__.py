@@ -7,6 +7,8 @@
 * ``DensityView``: many tokens (up to 100,000 and more): a point cloud with a kernel, a density
   on the sphere per frame that plays client-side in the static book; it also plays a density
   run of the solver on the sphere (:func:`usaav_edu.meanfield.solver.solve`), from its coefficients.
+* ``LiveView``: the particle system re-simulated in the reader's browser (sliders, play, a new
+  seed), in the static book with no kernel.
 * ``Predict``: a "predict first" question whose reveal works in the static book.
 * ``ExperimentDashboard``: sliders and menus that re-simulate a standard experiment and redraw.
 * ``plot_sphere``, ``plot_energy``: matplotlib fallbacks for print.
@@ -32,6 +34,7 @@ try:
         sphere_density_map,
     )
     from .explorer import Explorer
+    from .live import LiveView
     from .mpl import plot_energy, plot_sphere
     from .player import TrajectoryPlayer, frames_for_budget
     from .predict import Predict
@@ -48,5 +51,5 @@ __all__ = [
     "legend_entries", "project_3d", "subsample", "frames_for_budget", "embedded_state_bytes",
     "PROMPT_PALETTE", "TwinView", "DensityView", "density_frames_for_budget",
     "plot_density_image", "plot_density_curves", "plot_conditionals", "Predict",
-    "sphere_density_map", "sphere_density_at",
+    "sphere_density_map", "sphere_density_at", "LiveView",
 ]
