@@ -26,8 +26,8 @@ import itertools
 import json
 
 from .. import _validate as v
-from . import _checks as c
 from ..sphere import random_frames
+from . import _checks as c
 from .colors import CYCLIC_STEPS, PLAIN_COLOR, PROMPT_PALETTE, cyclic_color
 
 __all__ = ["LiveView", "SLIDERS", "MODELS", "N_MAX"]
@@ -80,11 +80,11 @@ class LiveView:
     Parameters
     ----------
     model : {"usa", "sa", "rope", "distance_bias", "cosine_bias", "prefix_gauge"}
-        The model (:data:`MODELS`); with ``biases``, the bias shown first.
+        The model (``usaav_edu.widgets.live.MODELS``); with ``biases``, the bias shown first.
     d : int
         Dimension, 2 or 3.
     n : int
-        Tokens at the start, 8 to :data:`N_MAX` (the reader moves it with the slider "n").
+        Tokens at the start, 8 to ``usaav_edu.widgets.live.N_MAX`` (256) (the reader moves it with the slider "n").
     beta, omega, lam : float
         The model's parameters where no slider moves them (and the sliders' first values):
         ``omega`` is RoPE's frequency or the cosine bias's, ``lam`` the distance bias's rate.
@@ -99,9 +99,9 @@ class LiveView:
         The seed of the prompts' frames.
     sliders : sequence of str
         The parameters the reader moves, among ``"beta"``, ``"omega"``, ``"lam"`` and
-        ``"prompts"`` (:data:`SLIDERS`); the slider ``"n"`` is always there.
+        ``"prompts"`` (``usaav_edu.widgets.live.SLIDERS``); the slider ``"n"`` is always there.
     ranges : dict or None
-        ``{name: (min, max)}`` within the default ranges of :data:`SLIDERS`.
+        ``{name: (min, max)}`` within the limits of ``usaav_edu.widgets.live.SLIDERS``.
     biases : sequence of str or None
         ``("cosine_bias", "distance_bias")`` adds a menu that switches between the two biases
         (positions ``2 pi i / n``).
