@@ -46,6 +46,12 @@ def _canvas(page, k):
     return page.locator(".usaav-live canvas").nth(k).screenshot()
 
 
+def _live(page, k, member):
+    """``member`` of live view k's state (``element.usaavLive``): a property or a call."""
+    return page.evaluate(
+        f"(k) => document.querySelectorAll('.usaav-live')[k].usaavLive.{member}", k)
+
+
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p.stem)
 def test_every_slider_moves_the_live_view_off_the_grid(page, path):
     page.goto(path.as_uri())
@@ -63,33 +69,25 @@ def test_every_slider_moves_the_live_view_off_the_grid(page, path):
             assert got["state"] == pytest.approx(OFF_GRID[name]), (name, got)
             assert float(got["shown"]) == pytest.approx(OFF_GRID[name]), (name, got)
             assert got["label"], f"{name}: the slider has no name for screen readers"
-            t0 = page.evaluate("(k) => document.querySelectorAll('.usaav-live')[k].usaavLive.t", k)
+            t0 = _live(page, k, "t")
             assert t0 == 0, f"{name}: a new value starts the run again, at t = {t0}"
-            start = page.evaluate(
-                "(k) => document.querySelectorAll('.usaav-live')[k].usaavLive.positions()", k)
-            page.evaluate("(k) => document.querySelectorAll('.usaav-live')[k].usaavLive.play()",
-                          k)
-            assert wait_for(lambda: page.evaluate(
-                "(k) => document.querySelectorAll('.usaav-live')[k].usaavLive.t", k) > 0 or None)
+            start = _live(page, k, "positions()")
+            _live(page, k, "play()")
+            assert wait_for(lambda v=k: _live(page, v, "t") > 0 or None)
             page.wait_for_timeout(400)
-            page.evaluate("(k) => document.querySelectorAll('.usaav-live')[k].usaavLive.pause()",
-                          k)
-            after = page.evaluate(
-                "(k) => document.querySelectorAll('.usaav-live')[k].usaavLive.positions()", k)
+            _live(page, k, "pause()")
+            after = _live(page, k, "positions()")
             assert max(abs(a - b) for a, b in zip(start, after, strict=True)) > 1e-3, name
             change = image_change(before, _canvas(page, k))
             assert change > 0.001, f"{path.name} view {k}, {name}: the sphere did not change"
-        seed = page.evaluate(
-            "(k) => document.querySelectorAll('.usaav-live')[k].usaavLive.values.seed", k)
+        seed = _live(page, k, "values.seed")
         page.locator(".usaav-live").nth(k).get_by_role("button", name="start again from new "
                                                         "random tokens").click()
-        assert page.evaluate(
-            "(k) => document.querySelectorAll('.usaav-live')[k].usaavLive.values.seed", k) == seed + 1
+        assert _live(page, k, "values.seed") == seed + 1
         menu = page.locator(".usaav-live").nth(k).locator("select")
         if menu.count():
             menu.select_option("distance_bias")
-            assert page.evaluate("(k) => document.querySelectorAll('.usaav-live')[k]"
-                                 ".usaavLive.values.bias", k) == "distance_bias"
+            assert _live(page, k, "values.bias") == "distance_bias"
     errors = [e for e in page.log.errors if not is_harmless(*e)]
     assert not errors, errors[:3]
     assert not page.log.outside, page.log.outside[:3]
