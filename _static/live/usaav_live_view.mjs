@@ -214,6 +214,14 @@ function setup(root, live, THREE) {
     row.append(label, input, out);
     controls.append(row);
   }
+  /** Only the parameter of the bias chosen moves anything: the other slider is disabled. */
+  function relevant() {
+    if (!cfg.biases) return;
+    for (const [name, model] of [["omega", "cosine_bias"], ["lam", "distance_bias"]]) {
+      const input = controls.querySelector(`input[id="${cfg.id}-${name}"]`);
+      if (input !== null) input.disabled = values.bias !== model;
+    }
+  }
   if (cfg.biases) {
     const id = `${cfg.id}-bias`;
     const row = el("div", { class: "usaav-live-row" });
@@ -222,6 +230,7 @@ function setup(root, live, THREE) {
     select.value = values.bias;
     select.addEventListener("change", () => {
       values.bias = select.value;
+      relevant();
       restart();
     });
     row.append(el("label", { for: id }, "bias"), select);
@@ -274,6 +283,7 @@ function setup(root, live, THREE) {
   }
 
   orbit(renderer.domElement, camera, () => renderer.render(scene, camera));
+  relevant();
   restart();
   requestAnimationFrame(tick);
   root.usaavLive = {
