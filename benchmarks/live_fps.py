@@ -54,7 +54,7 @@ console.log(JSON.stringify({ seconds: (performance.now() - t0) / 1000 }));
 
 
 def page(folder: Path, n: int) -> Path:
-    view = ue.widgets.LiveView("usa", d=3, n=n, beta=1.0, t_max=1e4, sliders=["beta"])
+    view = ue.widgets.LiveView("usa", d=3, n=n, beta=1.0, t_max=2000.0, sliders=["beta"])
     shutil.copy(THREE, folder / "three.min.js")
     shutil.copy(REQUIRE, folder / "require.js")
     scripts = live_pages.scripts(
@@ -71,7 +71,7 @@ def frame_rates(browser, path: Path) -> tuple[float, float, float]:
     """(frames per second playing, frames per second drawing only, simulated time reached)."""
     pg = browser.new_page(viewport={"width": 1280, "height": 900})
     pg.goto(path.as_uri())
-    pg.wait_for_selector(".usaav-live-ready")
+    pg.wait_for_selector(".usaav-live-ready", state="attached")
     live = "document.querySelector('.usaav-live').usaavLive"
     pg.evaluate(f"{live}.play()")
     pg.wait_for_timeout(4000)

@@ -182,7 +182,14 @@ function setup(root, live, THREE) {
   function restart() {
     const n = Math.round(values.n);
     const x0 = live.uniformSphere(n, cfg.d, seed);
-    sim = live.createSimulation(optionsOf(cfg, values, x0, live));
+    try {
+      sim = live.createSimulation(optionsOf(cfg, values, x0, live));
+    } catch (err) { // a run refused (too long, a step beyond stability): say why, keep the last
+      if (sim === null) throw err;
+      pause();
+      status.textContent = `Not run: ${err.message}`;
+      return;
+    }
     if (mesh !== null) {
       scene.remove(mesh);
       mesh.geometry.dispose();
