@@ -84,7 +84,8 @@ class LiveView:
     d : int
         Dimension, 2 or 3.
     n : int
-        Tokens at the start, 8 to ``usaav_edu.widgets.live.N_MAX`` (256) (the reader moves it with the slider "n").
+        Tokens at the start, 8 to 256 (``usaav_edu.widgets.live.N_MAX``); the reader moves
+        it with the slider "n".
     beta, omega, lam : float
         The model's parameters where no slider moves them (and the sliders' first values):
         ``omega`` is RoPE's frequency or the cosine bias's, ``lam`` the distance bias's rate.
