@@ -129,7 +129,8 @@ class LiveView:
         n = v.integer("n", n, minimum=SLIDERS["n"]["min"])
         if n > N_MAX:
             raise ValueError(f"n must be at most {N_MAX}, got {n}")
-        values = {"n": n, "beta": v.real_scalar("beta", beta), "omega": v.real_scalar("omega", omega),
+        values = {"n": n, "beta": v.real_scalar("beta", beta),
+                  "omega": v.real_scalar("omega", omega),
                   "lam": v.real_scalar("lam", lam, minimum=0.0),
                   "prompts": v.integer("prompts", prompts, minimum=1)}
         if values["beta"] == 0 and model != "cosine_bias":
@@ -168,7 +169,8 @@ class LiveView:
             spec = {k: val for k, val in SLIDERS[name].items() if k != "limits"}
             specs.append({**spec, "name": name, "min": lo, "max": hi})
         if model == "prefix_gauge":
-            top = int(max([values["prompts"]] + [s["max"] for s in specs if s["name"] == "prompts"]))
+            top = int(max([values["prompts"]]
+                          + [s["max"] for s in specs if s["name"] == "prompts"]))
             frames = {str(k): random_frames(k, d, seed=v.integer("frame_seed", frame_seed,
                                                                  minimum=0)).tolist()
                       for k in range(1, top + 1)}
