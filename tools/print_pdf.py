@@ -58,6 +58,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--enable-unsafe-swiftshader",
                  "--disable-background-networking"]
 MATHJAX_CDN = re.compile(r"^https?://[^/]+/npm/mathjax@3[^/]*/es5/(.*?)(\?.*)?$")
 PAGE_PATTERNS = ("book/ch*.html", "book/seminar/problems_*.html")
+#: the element of a live view (its canvas is drawn by the page's script, not by a widget)
+LIVE_VIEW = 'class="usaav-live"'
 WIDGET_STATE = re.compile(
     r'<script type="application/vnd\.jupyter\.widget-state\+json">(.*?)</script>', re.S)
 RENDER_TIMEOUT_S = 90
@@ -278,12 +280,14 @@ def shown_models(state: dict, model_name: str) -> int:
 
 
 def renderer_count(html_path: Path) -> int:
-    """How many pythreejs renderers (3-D canvases) the page draws when it opens (see
-    shown_models)."""
-    m = WIDGET_STATE.search(html_path.read_text(encoding="utf-8", errors="replace"))
+    """How many 3-D canvases the page draws when it opens: its pythreejs renderers (see
+    shown_models) and its live views (``usaav_edu.widgets.LiveView``, one canvas each)."""
+    text = html_path.read_text(encoding="utf-8", errors="replace")
+    live = text.count(LIVE_VIEW)
+    m = WIDGET_STATE.search(text)
     if not m:
-        return 0
-    return shown_models(json.loads(m.group(1)).get("state", {}), "RendererModel")
+        return live
+    return shown_models(json.loads(m.group(1)).get("state", {}), "RendererModel") + live
 
 
 def page_title(html_path: Path) -> str:

@@ -604,11 +604,11 @@ class DensityView(SphereView):
             which = f", the content marginal of its {run.xi.size} labels"
         else:
             which = f", the density of label {self.label} (xi = {run.xi[self.label]:g})"
+        # no "t = ...": a printed pair of pictures names the time of each in its caption
         stopped = "" if run.t_unresolved is None else \
-            f" (it stopped unresolved at t = {run.t_unresolved:g})"
+            f"; the grid stopped resolving it after time {run.t_unresolved:g}"
         return (f": the solver's density of degree lmax = {lmax} (usaav_edu.meanfield.solve"
-                f"{which}){stopped}, evaluated from its coefficients at the vertices of an "
-                f"{where}")
+                f"{which}{stopped}), from its coefficients at the vertices of an {where}")
 
     def _build_clock(self, span: float):
         hud, self.clock = time_bar(span, "clock")
