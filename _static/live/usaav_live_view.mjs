@@ -173,8 +173,16 @@ function setup(root, live, THREE) {
     mesh.instanceMatrix.needsUpdate = true;
   }
 
+  function inUse(spec) { // the parameter of the bias not chosen moves nothing
+    if (!cfg.biases) return true;
+    if (spec.name === "omega") return values.bias === "cosine_bias";
+    if (spec.name === "lam") return values.bias === "distance_bias";
+    return true;
+  }
+
   function describe() {
-    const parts = cfg.sliders.map((s) => `${s.label} = ${formatValue(s, values[s.name])}`);
+    const parts = cfg.sliders.filter(inUse)
+      .map((s) => `${s.label} = ${formatValue(s, values[s.name])}`);
     status.textContent = `t = ${sim.t.toFixed(2)} of ${cfg.tMax}; ${parts.join(", ")}; seed ${seed}`
       + `; RK4 step ${sim.h.toPrecision(2)}`;
   }
@@ -223,10 +231,8 @@ function setup(root, live, THREE) {
   }
   /** Only the parameter of the bias chosen moves anything: the other slider is disabled. */
   function relevant() {
-    if (!cfg.biases) return;
-    for (const [name, model] of [["omega", "cosine_bias"], ["lam", "distance_bias"]]) {
-      const input = controls.querySelector(`input[id="${cfg.id}-${name}"]`);
-      if (input !== null) input.disabled = values.bias !== model;
+    for (const spec of cfg.sliders) {
+      controls.querySelector(`input[id="${cfg.id}-${spec.name}"]`).disabled = !inUse(spec);
     }
   }
   if (cfg.biases) {
