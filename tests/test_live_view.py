@@ -19,7 +19,6 @@ import pytest
 
 import usaav_edu as ue
 from tools import live_pages
-from usaav_edu.widgets import live
 from usaav_edu.widgets.colors import PROMPT_PALETTE, token_colors
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -132,4 +131,3 @@ def test_the_view_module_names_every_control_for_screen_readers():
     for control in ('el("input"', 'el("select"', 'el("button"'):
         for found in re.finditer(re.escape(control) + r"[^;]*", source):
             assert "aria-label" in found.group(0), found.group(0)[:80]
-    assert live.N_MAX == 256 and live.SLIDERS["n"]["max"] == 256

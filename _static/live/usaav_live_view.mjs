@@ -26,13 +26,12 @@ function el(tag, attrs = {}, text = null) {
 }
 
 function formatValue(spec, value) {
-  return spec.step >= 1 ? String(Math.round(value)) : value.toFixed(spec.digits ?? 2);
+  return spec.step >= 1 ? String(Math.round(value)) : value.toFixed(2);
 }
 
 function labelsOf(cfg, values, n) {
   if (cfg.labels === "position") {
-    const period = cfg.period ?? 2 * Math.PI;
-    return Array.from({ length: n }, (_, i) => (i * period) / n);
+    return Array.from({ length: n }, (_, i) => (2 * Math.PI * i) / n);
   }
   if (cfg.labels === "prompt") {
     const k = Math.round(values.prompts);
@@ -57,11 +56,11 @@ function colorsOf(cfg, values, n) {
 function optionsOf(cfg, values, x0, live) {
   const model = values.bias ?? cfg.model;
   const n = x0.length;
-  const opts = { model, d: cfg.d, beta: values.beta ?? cfg.beta, x0, xi: labelsOf(cfg, values, n),
+  const opts = { model, d: cfg.d, beta: values.beta, x0, xi: labelsOf(cfg, values, n),
     tMax: cfg.tMax };
-  if (model === "rope") opts.omegas = [values.omega ?? cfg.omega];
-  if (model === "cosine_bias") opts.omega = values.omega ?? cfg.omega;
-  if (model === "distance_bias") opts.lam = values.lam ?? cfg.lam;
+  if (model === "rope") opts.omegas = [values.omega];
+  if (model === "cosine_bias") opts.omega = values.omega;
+  if (model === "distance_bias") opts.lam = values.lam;
   if (model === "prefix_gauge") opts.gaugeFrames = cfg.frames[String(Math.round(values.prompts))];
   const h = live.bookDt({ ...opts, nFrames: 2 });
   opts.nFrames = Math.max(2, Math.round(cfg.tMax / h) + 1); // one RK4 step per frame

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import pytest
 
+from tools import live_pages
+
 from .pages import SITE, image_change, is_harmless, site_pages, wait_for
 
-LIVE = 'class="usaav-live"'
-PAGES = [p for p in site_pages() if LIVE in p.read_text(encoding="utf-8", errors="replace")]
+PAGES = [p for p in site_pages()
+         if live_pages.MARKER in p.read_text(encoding="utf-8", errors="replace")]
 EXPECTED = {"ch01_particles", "ch02_metastability", "ch04_rope", "ch06_prefix_gauges",
             "ch07_spectral"}
 

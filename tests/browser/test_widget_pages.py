@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from tools.print_pdf import shown_models, wait_canvases
+from tools.print_pdf import renderer_count, shown_models, wait_canvases
 
 from .pages import (
     SITE,
@@ -76,13 +76,13 @@ def test_widgets_render_and_play(page, html):
     players = shown_models(state, "AnimationActionModel")
     assert renderers > 0, f"{html.name}: widget state holds no pythreejs renderer"
 
-    # a live view (usaav_edu.widgets.LiveView) draws one canvas of its own, with no widget model
-    live = html.read_text(encoding="utf-8").count('class="usaav-live"')
+    # and a live view (usaav_edu.widgets.LiveView) draws one canvas of its own, with no model
+    canvases_expected = renderer_count(html)
 
     page.goto(html.as_uri())
-    n = wait_canvases(page, renderers + live, RENDER_TIMEOUT_S)
-    assert n == renderers + live, (f"{html.name}: {n} canvases drawn for {renderers} renderers "
-                                   f"and {live} live views")
+    n = wait_canvases(page, canvases_expected, RENDER_TIMEOUT_S)
+    assert n == canvases_expected, (f"{html.name}: {n} canvases drawn for {renderers} renderers "
+                                    f"and {canvases_expected - renderers} live views")
     time.sleep(1.0)
 
     canvases = page.locator("canvas")

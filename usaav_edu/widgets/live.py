@@ -179,7 +179,6 @@ class LiveView:
         self.config = {
             "id": f"usaav-live-{next(_ids)}", "model": model, "d": d, "tMax": t_max,
             "seed": v.integer("seed", seed, minimum=0), "labels": LABELS.get(model, "none"),
-            "beta": values["beta"], "omega": values["omega"], "lam": values["lam"],
             "values": values, "sliders": specs, "frames": frames,
             "biases": None if biases is None else [[b, BIASES[b]] for b in biases],
             "title": c.text("title", title, optional=True) or f"live: {model.replace('_', ' ')}",
